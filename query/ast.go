@@ -1,0 +1,136 @@
+// Package query is Parse's REST query language: where-constraints parsed
+// into a typed AST, validated against a class schema, and compiled to
+// parameterised SQL for a dialect. Values never reach SQL text; they travel
+// as bind arguments.
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// Query is a find or count against one class.
+type Query struct {
+	Class string
+	Where Expr // nil: every row
+	Order []OrderKey
+	Limit int // < 0: no limit
+	Skip  int
+	// Keys restricts the returned fields (objectId, createdAt and updatedAt
+	// are always returned). Nil returns every field.
+	Keys []string
+	// ReadACL, when non-nil, keeps only rows whose `_rperm` is NULL or holds
+	// one of these entries ("*", a user id, "role:Name"). Nil means no ACL
+	// restriction (master key). The governed scope sets it; tools never do.
+	ReadACL []string
+}
+
+// OrderKey is one sort key.
+type OrderKey struct {
+	Field string
+	Desc  bool
+}
+
+// Expr is a node of a where-constraint.
+type Expr interface{ isExpr() }
+
+// Path names a field, optionally a path into an Object field ("meta.plan").
+type Path struct {
+	Field string
+	Sub   []string
+	Type  parse.FieldType // type of Field in the schema
+}
+
+func (p Path) String() string {
+	if len(p.Sub) == 0 {
+		return p.Field
+	}
+	return p.Field + "." + strings.Join(p.Sub, ".")
+}
+
+// And, Or and Nor combine constraints.
+type (
+	And struct{ Exprs []Expr }
+	Or  struct{ Exprs []Expr }
+	Nor struct{ Exprs []Expr }
+)
+
+// CmpOp is a comparison operator.
+type CmpOp string
+
+// The comparison operators.
+const (
+	OpEq  CmpOp = "="
+	OpNe  CmpOp = "<>"
+	OpLt  CmpOp = "<"
+	OpLte CmpOp = "<="
+	OpGt  CmpOp = ">"
+	OpGte CmpOp = ">="
+)
+
+// Cmp compares a field to a value. Value is already converted to its storage
+// form (string, float64, bool, or nil).
+type Cmp struct {
+	Path  Path
+	Op    CmpOp
+	Value any
+	// ArrayElem compares against the elements of an Array field (array
+	// contains) instead of the field itself.
+	ArrayElem bool
+}
+
+// In matches a field against a set of values ($in, or $nin when Not).
+type In struct {
+	Path      Path
+	Values    []any
+	Not       bool
+	ArrayElem bool
+}
+
+// All matches an Array field containing every value.
+type All struct {
+	Path   Path
+	Values []any
+}
+
+// Exists matches rows where the field is (or is not) set.
+type Exists struct {
+	Path   Path
+	Exists bool
+}
+
+// Regex matches a String field against a regular expression.
+type Regex struct {
+	Path            Path
+	Pattern         string
+	CaseInsensitive bool
+}
+
+func (And) isExpr()    {}
+func (Or) isExpr()     {}
+func (Nor) isExpr()    {}
+func (Cmp) isExpr()    {}
+func (In) isExpr()     {}
+func (All) isExpr()    {}
+func (Exists) isExpr() {}
+func (Regex) isExpr()  {}
+
+// Error is a query the schema or the language refuses. Path names the
+// offending location in the caller's where ("where.status.$in[2]").
+type Error struct {
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Path == "" {
+		return e.Msg
+	}
+	return e.Path + ": " + e.Msg
+}
+
+func errAt(path, format string, args ...any) error {
+	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,264 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// Dialect is what differs between the SQL backends. Semantics do not.
+type Dialect interface {
+	// Param renders the n-th (1-based) bind parameter.
+	Param(n int) string
+	// Ident quotes an identifier.
+	Ident(name string) string
+	// JSONScalar extracts the scalar at sub inside a JSON column; param
+	// binds an argument and returns its placeholder. cmp is the value the
+	// expression will be compared with (its Go type may select a cast).
+	JSONScalar(col string, sub []string, param func(any) string, cmp any) string
+	// ArrayAny renders a predicate true when the JSON array column has an
+	// element satisfying "elem <cond>", where cond is built from the element
+	// expression the dialect chooses.
+	ArrayAny(col string, cond func(elem string) string) string
+	// ACLOverlap is true when the permission array column holds one of the
+	// bound entries.
+	ACLOverlap(col string, params []string) string
+	// Regex matches expr against a bound pattern.
+	Regex(expr, pattern string, caseInsensitive bool) string
+	// NullsOrder renders the null placement for an ORDER BY key so both
+	// backends sort nulls the same way (smallest, as Parse on MongoDB).
+	NullsOrder(desc bool) string
+	// Value converts a storage-form value to a bind argument.
+	Value(v any) any
+}
+
+// Builder accumulates SQL text and bind arguments.
+type Builder struct {
+	D    Dialect
+	Args []any
+}
+
+// Param binds v and returns its placeholder.
+func (b *Builder) Param(v any) string {
+	b.Args = append(b.Args, b.D.Value(v))
+	return b.D.Param(len(b.Args))
+}
+
+func (b *Builder) column(p Path, cmp any) string {
+	col := b.D.Ident(p.Field)
+	if len(p.Sub) == 0 {
+		return col
+	}
+	return b.D.JSONScalar(col, p.Sub, b.Param, cmp)
+}
+
+// Where renders the predicate of q (constraint and read ACL) or "" when
+// every row matches.
+func (b *Builder) Where(q *Query) string {
+	var parts []string
+	if q.Where != nil {
+		if s := b.expr(q.Where); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	if q.ReadACL != nil {
+		phs := make([]string, len(q.ReadACL))
+		for i, e := range q.ReadACL {
+			phs[i] = b.Param(e)
+		}
+		col := b.D.Ident("_rperm")
+		parts = append(parts, "("+col+" IS NULL OR "+b.D.ACLOverlap(col, phs)+")")
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func (b *Builder) join(exprs []Expr, sep, empty string) string {
+	if len(exprs) == 0 {
+		return empty
+	}
+	parts := make([]string, 0, len(exprs))
+	for _, e := range exprs {
+		s := b.expr(e)
+		if s == "" {
+			s = "1=1"
+		}
+		parts = append(parts, s)
+	}
+	return "(" + strings.Join(parts, sep) + ")"
+}
+
+func (b *Builder) expr(e Expr) string {
+	switch x := e.(type) {
+	case And:
+		return b.join(x.Exprs, " AND ", "1=1")
+	case Or:
+		return b.join(x.Exprs, " OR ", "1=0")
+	case Nor:
+		return "NOT " + b.join(x.Exprs, " OR ", "1=0")
+	case Cmp:
+		return b.cmp(x)
+	case In:
+		return b.in(x)
+	case All:
+		parts := make([]string, 0, len(x.Values))
+		for _, v := range x.Values {
+			ph := b.Param(v)
+			parts = append(parts, b.D.ArrayAny(b.D.Ident(x.Path.Field), func(el string) string { return el + " = " + ph }))
+		}
+		if len(parts) == 0 {
+			return "1=1"
+		}
+		return "(" + strings.Join(parts, " AND ") + ")"
+	case Exists:
+		col := b.column(x.Path, nil)
+		if x.Exists {
+			return col + " IS NOT NULL"
+		}
+		return col + " IS NULL"
+	case Regex:
+		col := b.column(x.Path, "")
+		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, b.Param(x.Pattern), x.CaseInsensitive) + ")"
+	}
+	panic(fmt.Sprintf("query: unknown expression %T", e))
+}
+
+func (b *Builder) cmp(c Cmp) string {
+	if c.ArrayElem {
+		col := b.D.Ident(c.Path.Field)
+		ph := b.Param(c.Value)
+		has := b.D.ArrayAny(col, func(el string) string { return el + " = " + ph })
+		if c.Op == OpNe {
+			return "(" + col + " IS NULL OR NOT " + has + ")"
+		}
+		return has
+	}
+	col := b.column(c.Path, c.Value)
+	if c.Value == nil {
+		if c.Op == OpNe {
+			return col + " IS NOT NULL"
+		}
+		return col + " IS NULL"
+	}
+	ph := b.Param(c.Value)
+	if c.Op == OpNe { // Mongo semantics: rows without the field match $ne
+		return "(" + col + " IS NULL OR " + col + " <> " + ph + ")"
+	}
+	return col + " " + string(c.Op) + " " + ph
+}
+
+func (b *Builder) in(x In) string {
+	if len(x.Values) == 0 {
+		if x.Not {
+			return "1=1"
+		}
+		return "1=0"
+	}
+	var sample any = x.Values[0]
+	phs := make([]string, 0, len(x.Values))
+	hasNull := false
+	for _, v := range x.Values {
+		if v == nil {
+			hasNull = true
+			continue
+		}
+		phs = append(phs, b.Param(v))
+	}
+	list := strings.Join(phs, ", ")
+	if x.ArrayElem {
+		col := b.D.Ident(x.Path.Field)
+		has := "1=0"
+		if len(phs) > 0 {
+			has = b.D.ArrayAny(col, func(el string) string { return el + " IN (" + list + ")" })
+		}
+		if x.Not {
+			return "(" + col + " IS NULL OR NOT " + has + ")"
+		}
+		return has
+	}
+	col := b.column(x.Path, sample)
+	in := "1=0"
+	if len(phs) > 0 {
+		in = col + " IN (" + list + ")"
+	}
+	if x.Not {
+		if hasNull {
+			return "(" + col + " IS NOT NULL AND NOT (" + in + "))"
+		}
+		return "(" + col + " IS NULL OR NOT (" + in + "))"
+	}
+	if hasNull {
+		return "(" + col + " IS NULL OR " + in + ")"
+	}
+	return in
+}
+
+// OrderBy renders the ORDER BY clause (without the keyword), with objectId
+// as the final tie-breaker so pagination is stable.
+func (b *Builder) OrderBy(keys []OrderKey) string {
+	parts := make([]string, 0, len(keys)+1)
+	seenID := false
+	for _, k := range keys {
+		dir := " ASC"
+		if k.Desc {
+			dir = " DESC"
+		}
+		parts = append(parts, b.D.Ident(k.Field)+dir+b.D.NullsOrder(k.Desc))
+		seenID = seenID || k.Field == parse.FieldObjectID
+	}
+	if !seenID {
+		parts = append(parts, b.D.Ident(parse.FieldObjectID)+" ASC")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ParseOrder parses Parse's order string ("-createdAt,title") against s.
+func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
+	var keys []OrderKey
+	for _, part := range strings.Split(order, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k := OrderKey{Field: part}
+		if strings.HasPrefix(part, "-") {
+			k = OrderKey{Field: part[1:], Desc: true}
+		}
+		f, ok := s.Fields[k.Field]
+		if !ok {
+			return nil, errAt("order", "unknown field %q on class %s", k.Field, s.ClassName)
+		}
+		switch f.Type {
+		case parse.TypeRelation, parse.TypeACL, parse.TypeObject, parse.TypeArray, parse.TypeGeoPoint, parse.TypePolygon, parse.TypeBytes:
+			return nil, errAt("order", "cannot sort by %s field %q", f.Type, k.Field)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// ParseKeys validates a keys projection. A dotted key ("owner.name")
+// selects its first segment, which must be a Pointer (the rest applies to
+// the included object) or an Object.
+func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
+	if keys == nil {
+		return nil, nil
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		head, _, dotted := strings.Cut(k, ".")
+		f, ok := s.Fields[head]
+		if !ok {
+			return nil, errAt("keys", "unknown field %q on class %s", head, s.ClassName)
+		}
+		if dotted && f.Type != parse.TypePointer && f.Type != parse.TypeObject {
+			return nil, errAt("keys", "%q: dotted keys reach into Pointer or Object fields; %q is %s", k, head, f.Type)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}

@@ -1,0 +1,487 @@
+package query
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// MaxDepth bounds the nesting of $or/$and/$nor so a hostile where cannot
+// exhaust the stack.
+const MaxDepth = 16
+
+var subKeyRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
+
+// ParseWhere parses a REST where-constraint against a class schema. The
+// result is nil when the constraint is empty.
+func ParseWhere(s parse.Schema, where map[string]any) (Expr, error) {
+	p := &whereParser{schema: s}
+	return p.object(where, "where", 0)
+}
+
+// ParseWhereJSON accepts the where-constraint as a JSON string, as agents
+// often send it.
+func ParseWhereJSON(s parse.Schema, raw string) (Expr, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		return nil, errAt("where", "not a JSON object: %v", err)
+	}
+	return ParseWhere(s, m)
+}
+
+type whereParser struct{ schema parse.Schema }
+
+func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, error) {
+	if depth > MaxDepth {
+		return nil, errAt(at, "constraints nested deeper than %d levels", MaxDepth)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // deterministic SQL for the same where
+	var out []Expr
+	for _, k := range keys {
+		v := m[k]
+		kat := at + "." + k
+		var (
+			e   Expr
+			err error
+		)
+		switch k {
+		case "$or", "$and", "$nor":
+			e, err = p.logical(k, v, kat, depth)
+		default:
+			if strings.HasPrefix(k, "$") {
+				return nil, unsupportedOp(k, kat)
+			}
+			e, err = p.field(k, v, kat)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil, nil
+	case 1:
+		return out[0], nil
+	}
+	return And{Exprs: out}, nil
+}
+
+func (p *whereParser) logical(op string, v any, at string, depth int) (Expr, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, errAt(at, "%s takes a non-empty array of constraint objects", op)
+	}
+	var parts []Expr
+	for i, item := range arr {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, errAt(fmt.Sprintf("%s[%d]", at, i), "expected a constraint object, got %s", describe(item))
+		}
+		e, err := p.object(m, fmt.Sprintf("%s[%d]", at, i), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if e == nil {
+			e = And{} // an empty object matches everything
+		}
+		parts = append(parts, e)
+	}
+	switch op {
+	case "$or":
+		return Or{Exprs: parts}, nil
+	case "$nor":
+		return Nor{Exprs: parts}, nil
+	}
+	return And{Exprs: parts}, nil
+}
+
+// resolve maps a (possibly dotted) field name to a Path.
+func (p *whereParser) resolve(name, at string) (Path, error) {
+	head, rest, dotted := strings.Cut(name, ".")
+	f, ok := p.schema.Fields[head]
+	if !ok {
+		return Path{}, errAt(at, "unknown field %q on class %s", head, p.schema.ClassName)
+	}
+	path := Path{Field: head, Type: f.Type}
+	if f.Type == parse.TypeACL {
+		return Path{}, errAt(at, "the ACL field cannot be queried")
+	}
+	if f.Type == parse.TypeRelation {
+		return Path{}, errAt(at, "Relation field %q cannot be compared directly; query the related class with $relatedTo", head)
+	}
+	if !dotted {
+		return path, nil
+	}
+	if f.Type != parse.TypeObject {
+		if f.Type == parse.TypePointer {
+			return Path{}, errAt(at, "%q is a Pointer to %s: dotted paths only reach into Object fields; use $inQuery to filter on the target's fields", head, f.TargetClass)
+		}
+		return Path{}, errAt(at, "%q is a %s field: dotted paths only reach into Object fields", head, f.Type)
+	}
+	for _, seg := range strings.Split(rest, ".") {
+		if !subKeyRE.MatchString(seg) {
+			return Path{}, errAt(at, "invalid path segment %q", seg)
+		}
+		path.Sub = append(path.Sub, seg)
+	}
+	return path, nil
+}
+
+func (p *whereParser) field(name string, v any, at string) (Expr, error) {
+	path, err := p.resolve(name, at)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := v.(map[string]any); ok && isOperatorObject(m) {
+		return p.operators(path, m, at)
+	}
+	return p.equality(path, v, at)
+}
+
+func isOperatorObject(m map[string]any) bool {
+	if len(m) == 0 {
+		return false
+	}
+	for k := range m {
+		if !strings.HasPrefix(k, "$") {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *whereParser) equality(path Path, v any, at string) (Expr, error) {
+	if path.Type == parse.TypeArray && len(path.Sub) == 0 {
+		if arr, ok := v.([]any); ok { // whole-array equality
+			b, _ := json.Marshal(arr)
+			return Cmp{Path: path, Op: OpEq, Value: string(b)}, nil
+		}
+		ev, err := elementValue(v, at)
+		if err != nil {
+			return nil, err
+		}
+		return Cmp{Path: path, Op: OpEq, Value: ev, ArrayElem: true}, nil
+	}
+	val, err := p.value(path, v, at)
+	if err != nil {
+		return nil, err
+	}
+	return Cmp{Path: path, Op: OpEq, Value: val}, nil
+}
+
+var cmpOps = map[string]CmpOp{"$eq": OpEq, "$ne": OpNe, "$lt": OpLt, "$lte": OpLte, "$gt": OpGt, "$gte": OpGte}
+
+// operators not yet implemented are refused by name.
+var knownLater = map[string]bool{
+	"$inQuery": true, "$notInQuery": true, "$select": true, "$dontSelect": true,
+	"$relatedTo": true, "$containedBy": true, "$nearSphere": true, "$within": true,
+	"$geoWithin": true, "$geoIntersects": true, "$maxDistance": true, "$text": true,
+}
+
+func unsupportedOp(op, at string) error {
+	if knownLater[op] {
+		return errAt(at, "operator %s is not supported by this server yet", op)
+	}
+	return errAt(at, "unknown operator %s", op)
+}
+
+func (p *whereParser) operators(path Path, m map[string]any, at string) (Expr, error) {
+	ops := make([]string, 0, len(m))
+	for k := range m {
+		ops = append(ops, k)
+	}
+	sort.Strings(ops)
+	var out []Expr
+	var options string
+	if o, ok := m["$options"]; ok {
+		s, isStr := o.(string)
+		if !isStr {
+			return nil, errAt(at+".$options", "must be a string of regex flags")
+		}
+		if _, ok := m["$regex"]; !ok {
+			return nil, errAt(at+".$options", "$options is only valid with $regex")
+		}
+		options = s
+	}
+	for _, op := range ops {
+		v := m[op]
+		oat := at + "." + op
+		if cmp, ok := cmpOps[op]; ok {
+			e, err := p.comparison(path, cmp, v, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+			continue
+		}
+		switch op {
+		case "$options":
+		case "$in", "$nin":
+			e, err := p.in(path, op == "$nin", v, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		case "$all":
+			if path.Type != parse.TypeArray || len(path.Sub) > 0 {
+				return nil, errAt(oat, "$all applies to Array fields; %q is %s", path, path.Type)
+			}
+			arr, ok := v.([]any)
+			if !ok {
+				return nil, errAt(oat, "$all takes an array, got %s", describe(v))
+			}
+			vals := make([]any, 0, len(arr))
+			for i, item := range arr {
+				ev, err := elementValue(item, fmt.Sprintf("%s[%d]", oat, i))
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, ev)
+			}
+			out = append(out, All{Path: path, Values: vals})
+		case "$exists":
+			b, ok := v.(bool)
+			if !ok {
+				return nil, errAt(oat, "$exists takes true or false, got %s", describe(v))
+			}
+			out = append(out, Exists{Path: path, Exists: b})
+		case "$regex":
+			e, err := p.regex(path, v, options, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		default:
+			return nil, unsupportedOp(op, oat)
+		}
+	}
+	if len(out) == 1 {
+		return out[0], nil
+	}
+	return And{Exprs: out}, nil
+}
+
+func (p *whereParser) comparison(path Path, op CmpOp, v any, at string) (Expr, error) {
+	if path.Type == parse.TypeArray && len(path.Sub) == 0 {
+		if op != OpEq && op != OpNe {
+			return nil, errAt(at, "ordering comparisons do not apply to Array field %q", path)
+		}
+		if v == nil {
+			return Cmp{Path: path, Op: op, Value: nil}, nil
+		}
+		ev, err := elementValue(v, at)
+		if err != nil {
+			return nil, err
+		}
+		return Cmp{Path: path, Op: op, Value: ev, ArrayElem: true}, nil
+	}
+	if op != OpEq && op != OpNe {
+		switch path.Type {
+		case parse.TypeNumber, parse.TypeDate, parse.TypeString, parse.TypeObject:
+		default:
+			return nil, errAt(at, "ordering comparisons do not apply to %s field %q", path.Type, path)
+		}
+		if v == nil {
+			return nil, errAt(at, "cannot order-compare with null")
+		}
+	}
+	val, err := p.value(path, v, at)
+	if err != nil {
+		return nil, err
+	}
+	return Cmp{Path: path, Op: op, Value: val}, nil
+}
+
+func (p *whereParser) in(path Path, not bool, v any, at string) (Expr, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, errAt(at, "takes an array of values, got %s", describe(v))
+	}
+	const maxIn = 10000
+	if len(arr) > maxIn {
+		return nil, errAt(at, "at most %d values", maxIn)
+	}
+	elem := path.Type == parse.TypeArray && len(path.Sub) == 0
+	vals := make([]any, 0, len(arr))
+	for i, item := range arr {
+		iat := fmt.Sprintf("%s[%d]", at, i)
+		var (
+			val any
+			err error
+		)
+		if elem {
+			val, err = elementValue(item, iat)
+		} else {
+			val, err = p.value(path, item, iat)
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, val)
+	}
+	return In{Path: path, Values: vals, Not: not, ArrayElem: elem}, nil
+}
+
+func (p *whereParser) regex(path Path, v any, options, at string) (Expr, error) {
+	if path.Type != parse.TypeString && !(path.Type == parse.TypeObject && len(path.Sub) > 0) {
+		return nil, errAt(at, "$regex applies to String fields; %q is %s", path, path.Type)
+	}
+	pat, ok := v.(string)
+	if !ok {
+		return nil, errAt(at, "$regex takes a string pattern, got %s", describe(v))
+	}
+	if len(pat) > 1000 {
+		return nil, errAt(at, "pattern longer than 1000 characters")
+	}
+	flags := ""
+	ci := false
+	for _, c := range options {
+		switch c {
+		case 'i':
+			ci = true
+		case 'm', 's':
+			if !strings.ContainsRune(flags, c) {
+				flags += string(c)
+			}
+		default:
+			return nil, errAt(strings.TrimSuffix(at, ".$regex")+".$options", "unsupported regex option %q (use i, m or s)", string(c))
+		}
+	}
+	if flags != "" {
+		pat = "(?" + flags + ")" + pat
+	}
+	test := pat
+	if ci {
+		test = "(?i)" + pat
+	}
+	if _, err := regexp.Compile(test); err != nil {
+		return nil, errAt(at, "invalid regular expression: %v", err)
+	}
+	return Regex{Path: path, Pattern: pat, CaseInsensitive: ci}, nil
+}
+
+// value converts a caller value to the storage form of the path's type.
+func (p *whereParser) value(path Path, v any, at string) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if len(path.Sub) > 0 { // inside an Object: JSON scalars compare as themselves
+		if t := parse.TypeOf(v); t == "Date" {
+			d, ok := parse.DateValue(v)
+			if !ok {
+				return nil, errAt(at, "invalid Date value")
+			}
+			return parse.FormatDate(d), nil
+		}
+		switch v.(type) {
+		case string, float64, bool:
+			return v, nil
+		}
+		return nil, errAt(at, "values inside Object fields must be strings, numbers, booleans or Dates, got %s", describe(v))
+	}
+	switch path.Type {
+	case parse.TypeString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case parse.TypeNumber:
+		if f, ok := v.(float64); ok {
+			return f, nil
+		}
+	case parse.TypeBoolean:
+		if b, ok := v.(bool); ok {
+			return b, nil
+		}
+	case parse.TypeDate:
+		if s, ok := v.(string); ok {
+			d, err := parse.ParseDate(s)
+			if err != nil {
+				return nil, errAt(at, "%v", err)
+			}
+			return parse.FormatDate(d), nil
+		}
+		if parse.TypeOf(v) == "Date" {
+			d, ok := parse.DateValue(v)
+			if !ok {
+				return nil, errAt(at, `invalid Date value: use {"__type":"Date","iso":"2024-01-31T00:00:00.000Z"}`)
+			}
+			return parse.FormatDate(d), nil
+		}
+	case parse.TypePointer:
+		if s, ok := v.(string); ok {
+			if !parse.ValidObjectID(s) {
+				return nil, errAt(at, "%q is not an objectId", s)
+			}
+			return s, nil
+		}
+		if class, id, ok := parse.PointerID(v); ok {
+			target := p.schema.Fields[path.Field].TargetClass
+			if class != "" && class != target {
+				return nil, errAt(at, "%q points to %s, not %s", path.Field, target, class)
+			}
+			return id, nil
+		}
+		return nil, errAt(at, `Pointer field %q takes an objectId or {"__type":"Pointer","className":%q,"objectId":"…"}, got %s`,
+			path.Field, p.schema.Fields[path.Field].TargetClass, describe(v))
+	case parse.TypeFile:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		if m, ok := v.(map[string]any); ok && m["__type"] == "File" {
+			if s, ok := m["name"].(string); ok {
+				return s, nil
+			}
+		}
+	case parse.TypeObject:
+		b, _ := json.Marshal(v)
+		return string(b), nil
+	default:
+		return nil, errAt(at, "%s field %q supports only $exists here", path.Type, path)
+	}
+	return nil, errAt(at, "%s field %q cannot be compared with %s", path.Type, path, describe(v))
+}
+
+// elementValue converts an array element for containment checks.
+func elementValue(v any, at string) (any, error) {
+	switch x := v.(type) {
+	case string, float64, bool:
+		return x, nil
+	}
+	return nil, errAt(at, "array elements compare as strings, numbers or booleans, got %s", describe(v))
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		if t, ok := x["__type"].(string); ok {
+			return "a " + t
+		}
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}

@@ -1,0 +1,119 @@
+package sqlite
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+)
+
+// dialect renders the query compiler's SQL for SQLite. JSON columns (Object,
+// Array, _rperm/_wperm) hold JSON text and are read with json_extract and
+// json_each; booleans are 0/1; dates are fixed-width ISO-8601 text.
+type dialect struct{}
+
+func (dialect) Param(n int) string { return "?" + strconv.Itoa(n) }
+
+func (dialect) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+func (dialect) JSONScalar(col string, sub []string, param func(any) string, _ any) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, s := range sub {
+		b.WriteString(`."`)
+		b.WriteString(s) // segments are validated [A-Za-z0-9_-]; bound, not spliced
+		b.WriteString(`"`)
+	}
+	return "json_extract(" + col + ", " + param(b.String()) + ")"
+}
+
+func (dialect) ArrayAny(col string, cond func(string) string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS je WHERE " + cond("je.value") + ")"
+}
+
+func (dialect) ACLOverlap(col string, params []string) string {
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS ae WHERE ae.value IN (" + strings.Join(params, ", ") + "))"
+}
+
+func (dialect) Regex(expr, pattern string, ci bool) string {
+	if ci {
+		return "parsemcp_regexp('(?i)' || " + pattern + ", " + expr + ")"
+	}
+	return "parsemcp_regexp(" + pattern + ", " + expr + ")"
+}
+
+func (dialect) NullsOrder(desc bool) string {
+	if desc {
+		return " NULLS LAST"
+	}
+	return " NULLS FIRST"
+}
+
+func (dialect) Value(v any) any {
+	if b, ok := v.(bool); ok {
+		if b {
+			return int64(1)
+		}
+		return int64(0)
+	}
+	return v
+}
+
+// regexCache keeps compiled patterns; a query evaluates one pattern per row.
+var regexCache sync.Map // string → *regexp.Regexp
+
+const maxCachedPatterns = 1024
+
+var cachedPatterns int64
+var cacheMu sync.Mutex
+
+func compiled(pat string) (*regexp.Regexp, error) {
+	if re, ok := regexCache.Load(pat); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return nil, err
+	}
+	cacheMu.Lock()
+	if cachedPatterns >= maxCachedPatterns {
+		regexCache.Clear()
+		cachedPatterns = 0
+	}
+	cachedPatterns++
+	cacheMu.Unlock()
+	regexCache.Store(pat, re)
+	return re, nil
+}
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("parsemcp_regexp", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		pat, ok := args[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("regexp pattern must be text")
+		}
+		var s string
+		switch v := args[1].(type) {
+		case nil:
+			return int64(0), nil
+		case string:
+			s = v
+		case []byte:
+			s = string(v)
+		default:
+			s = fmt.Sprint(v)
+		}
+		re, err := compiled(pat)
+		if err != nil {
+			return nil, err
+		}
+		if re.MatchString(s) {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	})
+}

@@ -1,0 +1,676 @@
+// Package sqlite is the embedded store: Parse Server's PostgreSQL table
+// layout adapted to SQLite (modernc.org/sqlite, pure Go).
+//
+// One table per class with a column per field; Object and Array fields,
+// GeoPoints, Polygons and the `_rperm`/`_wperm` permission arrays as JSON
+// text; pointers as the bare objectId (the target class lives in `_SCHEMA`);
+// Relations in `_Join:<field>:<Class>(relatedId, owningId)` tables; dates as
+// fixed-width ISO-8601 text; booleans as 0/1.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store is the SQLite store.
+type Store struct {
+	db *sql.DB
+	d  dialect
+
+	mu       sync.Mutex
+	schemas  map[string]parse.Schema
+	loadedAt time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// schemaTTL bounds how stale the schema cache may be when another process
+// changes the database; changes made through this Store refresh it at once.
+const schemaTTL = time.Second
+
+// Open opens (creating if needed) the database at path. Use ":memory:" only
+// for throwaway tests: each pooled connection would see its own database, so
+// the pool is limited to one connection in that case.
+func Open(ctx context.Context, path string) (*Store, error) {
+	q := url.Values{}
+	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
+		q.Add("_pragma", p)
+	}
+	dsn := "file:" + path + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if path == ":memory:" {
+		db.SetMaxOpenConns(1)
+	} else {
+		db.SetMaxOpenConns(8)
+	}
+	s := &Store{db: db}
+	if err := s.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB exposes the database for benchmarks that compare against raw SQL.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) init(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" TEXT PRIMARY KEY, "schema" TEXT NOT NULL, "isParseClass" INTEGER NOT NULL DEFAULT 1)`); err != nil {
+		return fmt.Errorf("create _SCHEMA: %w", err)
+	}
+	// The system classes exist in every Parse database.
+	for _, sch := range parse.SystemSchemas() {
+		if err := s.CreateClass(ctx, sch); err != nil && !errors.Is(err, store.ErrClassExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.schemas != nil && time.Since(s.loadedAt) < schemaTTL {
+		return s.schemas, nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT "className", "schema" FROM "_SCHEMA"`)
+	if err != nil {
+		return nil, fmt.Errorf("read _SCHEMA: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]parse.Schema{}
+	for rows.Next() {
+		var name, raw string
+		if err := rows.Scan(&name, &raw); err != nil {
+			return nil, err
+		}
+		var sch parse.Schema
+		if err := json.Unmarshal([]byte(raw), &sch); err != nil {
+			return nil, fmt.Errorf("_SCHEMA row %s: %w", name, err)
+		}
+		sch.ClassName = name
+		for k, f := range parse.DefaultFields() {
+			if _, ok := sch.Fields[k]; !ok {
+				if sch.Fields == nil {
+					sch.Fields = map[string]parse.Field{}
+				}
+				sch.Fields[k] = f
+			}
+		}
+		out[name] = sch
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	s.schemas, s.loadedAt = out, time.Now()
+	return out, nil
+}
+
+func (s *Store) invalidate() {
+	s.mu.Lock()
+	s.schemas = nil
+	s.mu.Unlock()
+}
+
+// Schemas returns every class's schema, sorted by name.
+func (s *Store) Schemas(ctx context.Context) ([]parse.Schema, error) {
+	m, err := s.loadSchemas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parse.Schema, 0, len(m))
+	for _, sch := range m {
+		out = append(out, sch)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ClassName < out[j].ClassName })
+	return out, nil
+}
+
+// Schema returns one class's schema.
+func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) {
+	m, err := s.loadSchemas(ctx)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	sch, ok := m[class]
+	if !ok {
+		return parse.Schema{}, store.ClassNotFound(class)
+	}
+	return sch, nil
+}
+
+func columnType(t parse.FieldType) string {
+	switch t {
+	case parse.TypeNumber:
+		return "REAL"
+	case parse.TypeBoolean:
+		return "INTEGER"
+	}
+	return "TEXT"
+}
+
+// CreateClass creates the class's table, join tables, indexes and _SCHEMA row
+// in one transaction.
+func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
+	if err := sch.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if sch.Fields == nil {
+		sch.Fields = map[string]parse.Field{}
+	}
+	for k, f := range parse.DefaultFields() {
+		sch.Fields[k] = f
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM "_SCHEMA" WHERE "className" = ?`, sch.ClassName).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %s", store.ErrClassExists, sch.ClassName)
+	}
+	d := s.d
+	cols := []string{
+		d.Ident(parse.FieldObjectID) + " TEXT PRIMARY KEY",
+		d.Ident(parse.FieldCreatedAt) + " TEXT",
+		d.Ident(parse.FieldUpdatedAt) + " TEXT",
+		d.Ident("_rperm") + " TEXT",
+		d.Ident("_wperm") + " TEXT",
+	}
+	var stmts []string
+	for _, name := range sch.FieldNames() {
+		f := sch.Fields[name]
+		if parse.IsSystemField(name) {
+			continue
+		}
+		if f.Type == parse.TypeRelation {
+			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			stmts = append(stmts,
+				`CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" TEXT NOT NULL, "owningId" TEXT NOT NULL, PRIMARY KEY ("relatedId", "owningId"))`,
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+			continue
+		}
+		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
+		if f.Type == parse.TypePointer {
+			stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_"+name+"_ptr")+` ON `+d.Ident(sch.ClassName)+` (`+d.Ident(name)+`)`)
+		}
+	}
+	create := `CREATE TABLE ` + d.Ident(sch.ClassName) + ` (` + strings.Join(cols, ", ") + `)`
+	if _, err := tx.ExecContext(ctx, create); err != nil {
+		return fmt.Errorf("create table %s: %w", sch.ClassName, err)
+	}
+	stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_createdAt")+` ON `+d.Ident(sch.ClassName)+` ("createdAt")`)
+	for name, keys := range sch.Indexes {
+		if len(keys) == 0 {
+			continue
+		}
+		var parts []string
+		fields := make([]string, 0, len(keys))
+		for f := range keys {
+			fields = append(fields, f)
+		}
+		sort.Strings(fields)
+		for _, f := range fields {
+			if _, ok := sch.Fields[f]; !ok {
+				return fmt.Errorf("%w: index %s names unknown field %q", store.ErrInvalid, name, f)
+			}
+			dir := " ASC"
+			if keys[f] < 0 {
+				dir = " DESC"
+			}
+			parts = append(parts, d.Ident(f)+dir)
+		}
+		stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_"+name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
+	}
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("create class %s: %w", sch.ClassName, err)
+		}
+	}
+	raw, err := json.Marshal(sch)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO "_SCHEMA" ("className", "schema", "isParseClass") VALUES (?, ?, 1)`, sch.ClassName, string(raw)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	s.invalidate()
+	return nil
+}
+
+// selectColumns lists the columns to read for q and their fields.
+func selectColumns(sch parse.Schema, keys []string) []string {
+	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
+	if keys == nil {
+		for name := range sch.Fields {
+			want[name] = true
+		}
+	} else {
+		for _, k := range keys {
+			head, _, _ := strings.Cut(k, ".")
+			want[head] = true
+		}
+	}
+	var cols []string
+	for _, name := range sch.FieldNames() {
+		if !want[name] || sch.Fields[name].Type == parse.TypeRelation {
+			continue
+		}
+		cols = append(cols, name)
+	}
+	return cols
+}
+
+// Find runs q.
+func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	sch, err := s.Schema(ctx, q.Class)
+	if err != nil {
+		return nil, err
+	}
+	fields := selectColumns(sch, q.Keys)
+	b := &query.Builder{D: s.d}
+	var sel []string
+	for _, f := range fields {
+		if f == parse.FieldACL {
+			sel = append(sel, `"_rperm"`, `"_wperm"`)
+			continue
+		}
+		sel = append(sel, s.d.Ident(f))
+	}
+	sqlText := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.d.Ident(q.Class)
+	if w := b.Where(q); w != "" {
+		sqlText += " WHERE " + w
+	}
+	sqlText += " ORDER BY " + b.OrderBy(q.Order)
+	limit := int64(q.Limit)
+	if q.Limit < 0 {
+		limit = -1
+	}
+	sqlText += " LIMIT " + b.Param(limit) + " OFFSET " + b.Param(int64(q.Skip))
+	rows, err := s.db.QueryContext(ctx, sqlText, b.Args...)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	defer rows.Close()
+	var out []parse.Object
+	vals := make([]any, len(sel))
+	ptrs := make([]any, len(sel))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, wrapErr(ctx, err)
+		}
+		obj, err := decodeRow(sch, fields, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return out, nil
+}
+
+// Count counts the rows q's constraints select.
+func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
+	if _, err := s.Schema(ctx, q.Class); err != nil {
+		return 0, err
+	}
+	b := &query.Builder{D: s.d}
+	sqlText := "SELECT count(*) FROM " + s.d.Ident(q.Class)
+	if w := b.Where(q); w != "" {
+		sqlText += " WHERE " + w
+	}
+	var n int64
+	if err := s.db.QueryRowContext(ctx, sqlText, b.Args...).Scan(&n); err != nil {
+		return 0, wrapErr(ctx, err)
+	}
+	return n, nil
+}
+
+// wrapErr reports a cancelled or timed-out context as such rather than as
+// the driver's interrupt error.
+func wrapErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("query stopped: %w", ctxErr)
+	}
+	return err
+}
+
+func decodeRow(sch parse.Schema, fields []string, vals []any) (parse.Object, error) {
+	obj := make(parse.Object, len(fields))
+	i := 0
+	for _, name := range fields {
+		if name == parse.FieldACL {
+			r, err := permArray(vals[i])
+			if err != nil {
+				return nil, err
+			}
+			w, err := permArray(vals[i+1])
+			if err != nil {
+				return nil, err
+			}
+			if acl := parse.ACLFromPerms(r, w); acl != nil {
+				obj[parse.FieldACL] = acl.Encode()
+			}
+			i += 2
+			continue
+		}
+		v, err := decodeValue(name, sch.Fields[name], vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
+		}
+		if v != nil {
+			obj[name] = v
+		}
+		i++
+	}
+	return obj, nil
+}
+
+func permArray(v any) ([]string, error) {
+	s, ok := asText(v)
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil, fmt.Errorf("permission array: %w", err)
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out, nil
+}
+
+func asText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case []byte:
+		return string(x), true
+	}
+	return "", false
+}
+
+func decodeValue(name string, f parse.Field, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var n parse.Normalized
+	switch f.Type {
+	case parse.TypeNumber:
+		switch x := v.(type) {
+		case float64:
+			n.Number = x
+		case int64:
+			n.Number = float64(x)
+		default:
+			return nil, fmt.Errorf("unexpected %T for a Number", v)
+		}
+	case parse.TypeBoolean:
+		x, ok := v.(int64)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %T for a Boolean", v)
+		}
+		n.Bool = x != 0
+	default:
+		s, ok := asText(v)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %T", v)
+		}
+		switch f.Type {
+		case parse.TypeDate:
+			t, err := parse.ParseDate(s)
+			if err != nil {
+				return nil, err
+			}
+			n.Time = t
+		case parse.TypeObject, parse.TypeArray, parse.TypePolygon:
+			if err := json.Unmarshal([]byte(s), &n.JSON); err != nil {
+				return nil, err
+			}
+		case parse.TypeGeoPoint:
+			var p struct{ Latitude, Longitude float64 }
+			if err := json.Unmarshal([]byte(s), &p); err != nil {
+				return nil, err
+			}
+			n.Lat, n.Lng = p.Latitude, p.Longitude
+		default:
+			n.String = s
+		}
+	}
+	return parse.Denormalize(name, f, n), nil
+}
+
+// encodeValue renders a normalized value as the column value.
+func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
+	if n.Null {
+		return nil, nil
+	}
+	switch f.Type {
+	case parse.TypeNumber:
+		return n.Number, nil
+	case parse.TypeBoolean:
+		if n.Bool {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case parse.TypeDate:
+		return parse.FormatDate(n.Time), nil
+	case parse.TypeObject, parse.TypeArray, parse.TypePolygon:
+		b, err := json.Marshal(n.JSON)
+		return string(b), err
+	case parse.TypeGeoPoint:
+		b, err := json.Marshal(map[string]float64{"latitude": n.Lat, "longitude": n.Lng})
+		return string(b), err
+	}
+	return n.String, nil
+}
+
+// Create inserts objs in one transaction.
+func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return err
+	}
+	now := parse.FormatDate(time.Now())
+	type prepared struct {
+		cols []string
+		args []any
+	}
+	rows := make([]prepared, 0, len(objs))
+	for i, obj := range objs {
+		if obj == nil {
+			return fmt.Errorf("%w: object %d is null", store.ErrInvalid, i)
+		}
+		id, _ := obj[parse.FieldObjectID].(string)
+		if id == "" {
+			id = parse.NewObjectID()
+		} else if !parse.ValidObjectID(id) {
+			return fmt.Errorf("%w: object %d: invalid objectId %q", store.ErrInvalid, i, id)
+		}
+		created, updated := now, now
+		for _, k := range []string{parse.FieldCreatedAt, parse.FieldUpdatedAt} {
+			if v, ok := obj[k]; ok && v != nil {
+				n, err := parse.Normalize(k, parse.Field{Type: parse.TypeDate}, v)
+				if err != nil {
+					return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
+				}
+				if k == parse.FieldCreatedAt {
+					created = parse.FormatDate(n.Time)
+				} else {
+					updated = parse.FormatDate(n.Time)
+				}
+			}
+		}
+		if _, ok := obj[parse.FieldUpdatedAt]; !ok {
+			updated = created
+		}
+		acl, err := parse.ParseACL(obj[parse.FieldACL])
+		if err != nil {
+			return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
+		}
+		r, w := acl.Perms()
+		p := prepared{
+			cols: []string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"},
+			args: []any{id, created, updated, jsonOrNil(r), jsonOrNil(w)},
+		}
+		names := make([]string, 0, len(obj))
+		for k := range obj {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			if parse.IsSystemField(k) {
+				continue
+			}
+			f, ok := sch.Fields[k]
+			if !ok {
+				return fmt.Errorf("%w: object %d: unknown field %q on class %s", store.ErrInvalid, i, k, class)
+			}
+			n, err := parse.Normalize(k, f, obj[k])
+			if err != nil {
+				return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
+			}
+			v, err := encodeValue(f, n)
+			if err != nil {
+				return err
+			}
+			p.cols = append(p.cols, k)
+			p.args = append(p.args, v)
+		}
+		for k, f := range sch.Fields {
+			if f.Required && obj[k] == nil {
+				return fmt.Errorf("%w: object %d: required field %q is missing", store.ErrInvalid, i, k)
+			}
+		}
+		obj[parse.FieldObjectID], obj[parse.FieldCreatedAt], obj[parse.FieldUpdatedAt] = id, created, updated
+		rows = append(rows, p)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmts := map[string]*sql.Stmt{}
+	for _, p := range rows {
+		sig := strings.Join(p.cols, "\x00")
+		st, ok := stmts[sig]
+		if !ok {
+			quoted := make([]string, len(p.cols))
+			phs := make([]string, len(p.cols))
+			for i, c := range p.cols {
+				quoted[i] = s.d.Ident(c)
+				phs[i] = "?"
+			}
+			st, err = tx.PrepareContext(ctx, "INSERT INTO "+s.d.Ident(class)+" ("+strings.Join(quoted, ", ")+") VALUES ("+strings.Join(phs, ", ")+")")
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			stmts[sig] = st
+		}
+		if _, err := st.ExecContext(ctx, p.args...); err != nil {
+			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+				return fmt.Errorf("%w: duplicate objectId %v in %s", store.ErrInvalid, p.args[0], class)
+			}
+			return wrapErr(ctx, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func jsonOrNil(a []string) any {
+	if a == nil {
+		return nil
+	}
+	b, _ := json.Marshal(a)
+	return string(b)
+}
+
+func (s *Store) relationField(ctx context.Context, class, field string) error {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return err
+	}
+	if f, ok := sch.Fields[field]; !ok || f.Type != parse.TypeRelation {
+		return fmt.Errorf("%w: %s.%s is not a Relation field", store.ErrInvalid, class, field)
+	}
+	return nil
+}
+
+// AddRelation links owningID's Relation field to relatedIDs.
+func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, relatedIDs []string) error {
+	if err := s.relationField(ctx, class, field); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") VALUES (?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, id := range relatedIDs {
+		if _, err := st.ExecContext(ctx, id, owningID); err != nil {
+			return wrapErr(ctx, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// RelatedIDs returns the ids owningID's Relation field links to.
+func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
+	if err := s.relationField(ctx, class, field); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = ? ORDER BY "relatedId"`, owningID)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
