@@ -101,11 +101,19 @@ type Exists struct {
 	Exists bool
 }
 
-// Regex matches a String field against a regular expression.
+// Regex matches a String field against a regular expression (RE2 syntax,
+// the common subset of Go's and PostgreSQL's engines).
 type Regex struct {
-	Path            Path
-	Pattern         string
-	CaseInsensitive bool
+	Path    Path
+	Pattern string
+	Flags   RegexFlags
+}
+
+// RegexFlags are the $options a dialect renders in its engine's syntax.
+type RegexFlags struct {
+	CaseInsensitive bool // i
+	Multiline       bool // m: ^ and $ match at line breaks
+	DotAll          bool // s: . matches a line break
 }
 
 func (And) isExpr()    {}

@@ -24,8 +24,11 @@ type Dialect interface {
 	// ACLOverlap is true when the permission array column holds one of the
 	// bound entries.
 	ACLOverlap(col string, params []string) string
-	// Regex matches expr against a bound pattern.
-	Regex(expr, pattern string, caseInsensitive bool) string
+	// Regex matches expr against a bound pattern with flags.
+	Regex(expr, pattern string, flags RegexFlags) string
+	// ArrayElem converts a value compared with JSON array elements to its
+	// bind argument and the cast its placeholder needs.
+	ArrayElem(v any) (arg any, cast string)
 	// NullsOrder renders the null placement for an ORDER BY key so both
 	// backends sort nulls the same way (smallest, as Parse on MongoDB).
 	NullsOrder(desc bool) string
@@ -51,6 +54,13 @@ func (b *Builder) column(p Path, cmp any) string {
 		return col
 	}
 	return b.D.JSONScalar(col, p.Sub, b.Param, cmp)
+}
+
+// elemParam binds a value compared with JSON array elements.
+func (b *Builder) elemParam(v any) string {
+	arg, cast := b.D.ArrayElem(v)
+	b.Args = append(b.Args, arg)
+	return b.D.Param(len(b.Args)) + cast
 }
 
 // Where renders the predicate of q (constraint and read ACL) or "" when
@@ -95,7 +105,9 @@ func (b *Builder) expr(e Expr) string {
 	case Or:
 		return b.join(x.Exprs, " OR ", "1=0")
 	case Nor:
-		return "NOT " + b.join(x.Exprs, " OR ", "1=0")
+		// IS NOT TRUE, not NOT: a clause on a missing field is NULL, and a
+		// row without the field matches $nor (Mongo semantics).
+		return "(" + b.join(x.Exprs, " OR ", "1=0") + " IS NOT TRUE)"
 	case Cmp:
 		return b.cmp(x)
 	case In:
@@ -103,7 +115,7 @@ func (b *Builder) expr(e Expr) string {
 	case All:
 		parts := make([]string, 0, len(x.Values))
 		for _, v := range x.Values {
-			ph := b.Param(v)
+			ph := b.elemParam(v)
 			parts = append(parts, b.D.ArrayAny(b.D.Ident(x.Path.Field), func(el string) string { return el + " = " + ph }))
 		}
 		if len(parts) == 0 {
@@ -118,7 +130,7 @@ func (b *Builder) expr(e Expr) string {
 		return col + " IS NULL"
 	case Regex:
 		col := b.column(x.Path, "")
-		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, b.Param(x.Pattern), x.CaseInsensitive) + ")"
+		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, b.Param(x.Pattern), x.Flags) + ")"
 	}
 	panic(fmt.Sprintf("query: unknown expression %T", e))
 }
@@ -126,7 +138,7 @@ func (b *Builder) expr(e Expr) string {
 func (b *Builder) cmp(c Cmp) string {
 	if c.ArrayElem {
 		col := b.D.Ident(c.Path.Field)
-		ph := b.Param(c.Value)
+		ph := b.elemParam(c.Value)
 		has := b.D.ArrayAny(col, func(el string) string { return el + " = " + ph })
 		if c.Op == OpNe {
 			return "(" + col + " IS NULL OR NOT " + has + ")"
@@ -162,7 +174,11 @@ func (b *Builder) in(x In) string {
 			hasNull = true
 			continue
 		}
-		phs = append(phs, b.Param(v))
+		if x.ArrayElem {
+			phs = append(phs, b.elemParam(v))
+		} else {
+			phs = append(phs, b.Param(v))
+		}
 	}
 	list := strings.Join(phs, ", ")
 	if x.ArrayElem {

@@ -166,6 +166,9 @@ func isOperatorObject(m map[string]any) bool {
 }
 
 func (p *whereParser) equality(path Path, v any, at string) (Expr, error) {
+	if v == nil { // {"field": null}: the field is unset
+		return Cmp{Path: path, Op: OpEq, Value: nil}, nil
+	}
 	if path.Type == parse.TypeArray && len(path.Sub) == 0 {
 		if arr, ok := v.([]any); ok { // whole-array equality
 			b, _ := json.Marshal(arr)
@@ -348,31 +351,23 @@ func (p *whereParser) regex(path Path, v any, options, at string) (Expr, error) 
 	if len(pat) > 1000 {
 		return nil, errAt(at, "pattern longer than 1000 characters")
 	}
-	flags := ""
-	ci := false
+	var flags RegexFlags
 	for _, c := range options {
 		switch c {
 		case 'i':
-			ci = true
-		case 'm', 's':
-			if !strings.ContainsRune(flags, c) {
-				flags += string(c)
-			}
+			flags.CaseInsensitive = true
+		case 'm':
+			flags.Multiline = true
+		case 's':
+			flags.DotAll = true
 		default:
 			return nil, errAt(strings.TrimSuffix(at, ".$regex")+".$options", "unsupported regex option %q (use i, m or s)", string(c))
 		}
 	}
-	if flags != "" {
-		pat = "(?" + flags + ")" + pat
-	}
-	test := pat
-	if ci {
-		test = "(?i)" + pat
-	}
-	if _, err := regexp.Compile(test); err != nil {
+	if _, err := regexp.Compile(GoRegexPrefix(flags) + pat); err != nil {
 		return nil, errAt(at, "invalid regular expression: %v", err)
 	}
-	return Regex{Path: path, Pattern: pat, CaseInsensitive: ci}, nil
+	return Regex{Path: path, Pattern: pat, Flags: flags}, nil
 }
 
 // value converts a caller value to the storage form of the path's type.
@@ -484,4 +479,22 @@ func describe(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// GoRegexPrefix renders flags as a Go (RE2) inline flag group, or "".
+func GoRegexPrefix(f RegexFlags) string {
+	g := ""
+	if f.CaseInsensitive {
+		g += "i"
+	}
+	if f.Multiline {
+		g += "m"
+	}
+	if f.DotAll {
+		g += "s"
+	}
+	if g == "" {
+		return ""
+	}
+	return "(?" + g + ")"
 }

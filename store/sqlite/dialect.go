@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"modernc.org/sqlite"
+
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // dialect renders the query compiler's SQL for SQLite. JSON columns (Object,
@@ -39,12 +41,14 @@ func (dialect) ACLOverlap(col string, params []string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS ae WHERE ae.value IN (" + strings.Join(params, ", ") + "))"
 }
 
-func (dialect) Regex(expr, pattern string, ci bool) string {
-	if ci {
-		return "parsemcp_regexp('(?i)' || " + pattern + ", " + expr + ")"
+func (dialect) Regex(expr, pattern string, flags query.RegexFlags) string {
+	if prefix := query.GoRegexPrefix(flags); prefix != "" {
+		return "parsemcp_regexp('" + prefix + "' || " + pattern + ", " + expr + ")"
 	}
 	return "parsemcp_regexp(" + pattern + ", " + expr + ")"
 }
+
+func (d dialect) ArrayElem(v any) (any, string) { return d.Value(v), "" }
 
 func (dialect) NullsOrder(desc bool) string {
 	if desc {

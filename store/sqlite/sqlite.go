@@ -51,7 +51,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
-	dsn := "file:" + path + "?" + q.Encode()
+	dsn := fileURI(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
@@ -68,6 +68,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// uriEscaper escapes what SQLite's URI filenames would otherwise read as the
+// start of the query ('?'), of a fragment ('#') or of an escape ('%').
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// fileURI renders path as an SQLite URI filename.
+func fileURI(path string) string { return "file:" + uriEscaper.Replace(path) }
 
 // DB exposes the database for benchmarks that compare against raw SQL.
 func (s *Store) DB() *sql.DB { return s.db }
@@ -105,18 +112,9 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		if err := rows.Scan(&name, &raw); err != nil {
 			return nil, err
 		}
-		var sch parse.Schema
-		if err := json.Unmarshal([]byte(raw), &sch); err != nil {
-			return nil, fmt.Errorf("_SCHEMA row %s: %w", name, err)
-		}
-		sch.ClassName = name
-		for k, f := range parse.DefaultFields() {
-			if _, ok := sch.Fields[k]; !ok {
-				if sch.Fields == nil {
-					sch.Fields = map[string]parse.Field{}
-				}
-				sch.Fields[k] = f
-			}
+		sch, err := parse.UnmarshalStoredSchema(name, []byte(raw))
+		if err != nil {
+			return nil, err
 		}
 		out[name] = sch
 	}
@@ -141,14 +139,25 @@ func (s *Store) Schemas(ctx context.Context) ([]parse.Schema, error) {
 	}
 	out := make([]parse.Schema, 0, len(m))
 	for _, sch := range m {
-		out = append(out, sch)
+		out = append(out, cloneSchema(sch))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClassName < out[j].ClassName })
 	return out, nil
 }
 
-// Schema returns one class's schema.
+// Schema returns one class's schema. The caller owns the copy it gets: the
+// cache is not reachable through it.
 func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) {
+	sch, err := s.schema(ctx, class)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	return cloneSchema(sch), nil
+}
+
+// schema returns the cached schema itself, for read-only use inside the
+// store.
+func (s *Store) schema(ctx context.Context, class string) (parse.Schema, error) {
 	m, err := s.loadSchemas(ctx)
 	if err != nil {
 		return parse.Schema{}, err
@@ -176,12 +185,14 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	if err := sch.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
-	if sch.Fields == nil {
-		sch.Fields = map[string]parse.Field{}
+	fields := make(map[string]parse.Field, len(sch.Fields)+4)
+	for k, f := range sch.Fields { // a copy: the caller's map stays as it was
+		fields[k] = f
 	}
 	for k, f := range parse.DefaultFields() {
-		sch.Fields[k] = f
+		fields[k] = f
 	}
+	sch.Fields = fields
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -245,14 +256,14 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			}
 			parts = append(parts, d.Ident(f)+dir)
 		}
-		stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_"+name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
+		stmts = append(stmts, `CREATE INDEX `+d.Ident(name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
 	}
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st); err != nil {
 			return fmt.Errorf("create class %s: %w", sch.ClassName, err)
 		}
 	}
-	raw, err := json.Marshal(sch)
+	raw, err := parse.MarshalStoredSchema(sch)
 	if err != nil {
 		return err
 	}
@@ -266,7 +277,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	return nil
 }
 
-// selectColumns lists the columns to read for q and their fields.
+// selectColumns lists the fields to read for keys (nil: all), in schema
+// order. Relation fields are listed but have no column: decodeRow renders
+// Parse's {"__type":"Relation","className":…} marker for them.
 func selectColumns(sch parse.Schema, keys []string) []string {
 	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
 	if keys == nil {
@@ -281,7 +294,7 @@ func selectColumns(sch parse.Schema, keys []string) []string {
 	}
 	var cols []string
 	for _, name := range sch.FieldNames() {
-		if !want[name] || sch.Fields[name].Type == parse.TypeRelation {
+		if !want[name] {
 			continue
 		}
 		cols = append(cols, name)
@@ -291,7 +304,7 @@ func selectColumns(sch parse.Schema, keys []string) []string {
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	sch, err := s.Schema(ctx, q.Class)
+	sch, err := s.schema(ctx, q.Class)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +312,13 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	b := &query.Builder{D: s.d}
 	var sel []string
 	for _, f := range fields {
-		if f == parse.FieldACL {
+		switch {
+		case f == parse.FieldACL:
 			sel = append(sel, `"_rperm"`, `"_wperm"`)
-			continue
+		case sch.Fields[f].Type == parse.TypeRelation:
+		default:
+			sel = append(sel, s.d.Ident(f))
 		}
-		sel = append(sel, s.d.Ident(f))
 	}
 	sqlText := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.d.Ident(q.Class)
 	if w := b.Where(q); w != "" {
@@ -344,7 +359,7 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 
 // Count counts the rows q's constraints select.
 func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
-	if _, err := s.Schema(ctx, q.Class); err != nil {
+	if _, err := s.schema(ctx, q.Class); err != nil {
 		return 0, err
 	}
 	b := &query.Builder{D: s.d}
@@ -385,6 +400,10 @@ func decodeRow(sch parse.Schema, fields []string, vals []any) (parse.Object, err
 				obj[parse.FieldACL] = acl.Encode()
 			}
 			i += 2
+			continue
+		}
+		if f := sch.Fields[name]; f.Type == parse.TypeRelation {
+			obj[name] = map[string]any{"__type": "Relation", "className": f.TargetClass}
 			continue
 		}
 		v, err := decodeValue(name, sch.Fields[name], vals[i])
@@ -461,6 +480,9 @@ func decodeValue(name string, f parse.Field, v any) (any, error) {
 			if err := json.Unmarshal([]byte(s), &n.JSON); err != nil {
 				return nil, err
 			}
+			if f.Type == parse.TypePolygon {
+				n.JSON = closeRing(n.JSON) // rows written before rings were closed
+			}
 		case parse.TypeGeoPoint:
 			var p struct{ Latitude, Longitude float64 }
 			if err := json.Unmarshal([]byte(s), &p); err != nil {
@@ -489,8 +511,11 @@ func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
 		return int64(0), nil
 	case parse.TypeDate:
 		return parse.FormatDate(n.Time), nil
-	case parse.TypeObject, parse.TypeArray, parse.TypePolygon:
+	case parse.TypeObject, parse.TypeArray:
 		b, err := json.Marshal(n.JSON)
+		return string(b), err
+	case parse.TypePolygon:
+		b, err := json.Marshal(closeRing(n.JSON))
 		return string(b), err
 	case parse.TypeGeoPoint:
 		b, err := json.Marshal(map[string]float64{"latitude": n.Lat, "longitude": n.Lng})
@@ -501,7 +526,7 @@ func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
 
 // Create inserts objs in one transaction.
 func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
-	sch, err := s.Schema(ctx, class)
+	sch, err := s.schema(ctx, class)
 	if err != nil {
 		return err
 	}
@@ -509,13 +534,18 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 	type prepared struct {
 		cols []string
 		args []any
+		// assigned system fields, written back into the object on commit
+		id, created, updated string
 	}
 	rows := make([]prepared, 0, len(objs))
 	for i, obj := range objs {
 		if obj == nil {
 			return fmt.Errorf("%w: object %d is null", store.ErrInvalid, i)
 		}
-		id, _ := obj[parse.FieldObjectID].(string)
+		id, isString := obj[parse.FieldObjectID].(string)
+		if !isString && obj[parse.FieldObjectID] != nil {
+			return fmt.Errorf("%w: object %d: objectId must be a string, got %T", store.ErrInvalid, i, obj[parse.FieldObjectID])
+		}
 		if id == "" {
 			id = parse.NewObjectID()
 		} else if !parse.ValidObjectID(id) {
@@ -535,7 +565,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 				}
 			}
 		}
-		if _, ok := obj[parse.FieldUpdatedAt]; !ok {
+		if obj[parse.FieldUpdatedAt] == nil {
 			updated = created
 		}
 		acl, err := parse.ParseACL(obj[parse.FieldACL])
@@ -546,6 +576,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 		p := prepared{
 			cols: []string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"},
 			args: []any{id, created, updated, jsonOrNil(r), jsonOrNil(w)},
+			id:   id, created: created, updated: updated,
 		}
 		names := make([]string, 0, len(obj))
 		for k := range obj {
@@ -576,7 +607,6 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 				return fmt.Errorf("%w: object %d: required field %q is missing", store.ErrInvalid, i, k)
 			}
 		}
-		obj[parse.FieldObjectID], obj[parse.FieldCreatedAt], obj[parse.FieldUpdatedAt] = id, created, updated
 		rows = append(rows, p)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -609,7 +639,14 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 			return wrapErr(ctx, err)
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return wrapErr(ctx, err)
+	}
+	// Only a committed batch changes the objects passed in.
+	for i, p := range rows {
+		objs[i][parse.FieldObjectID], objs[i][parse.FieldCreatedAt], objs[i][parse.FieldUpdatedAt] = p.id, p.created, p.updated
+	}
+	return nil
 }
 
 func jsonOrNil(a []string) any {
@@ -621,7 +658,7 @@ func jsonOrNil(a []string) any {
 }
 
 func (s *Store) relationField(ctx context.Context, class, field string) error {
-	sch, err := s.Schema(ctx, class)
+	sch, err := s.schema(ctx, class)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,115 @@
+// Package agent is identity and governance: who an agent is (an Agent),
+// and the governed view of the store it gets (a Scope). Every rule that
+// decides what an agent may see lives here, so a security rule lives in one
+// place.
+package agent
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// Permission is an agent's tier.
+type Permission int
+
+// The permission tiers, each including the ones below it.
+const (
+	Readonly Permission = iota
+	Write
+	Admin
+)
+
+func (p Permission) String() string {
+	switch p {
+	case Readonly:
+		return "readonly"
+	case Write:
+		return "write"
+	case Admin:
+		return "admin"
+	}
+	return fmt.Sprintf("permission(%d)", int(p))
+}
+
+// ParsePermission reads "readonly", "write" or "admin".
+func ParsePermission(s string) (Permission, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "readonly", "read", "":
+		return Readonly, nil
+	case "write":
+		return Write, nil
+	case "admin":
+		return Admin, nil
+	}
+	return 0, fmt.Errorf("unknown permission %q (use readonly, write or admin)", s)
+}
+
+// AuthMode says how an agent's identity was established.
+type AuthMode string
+
+// The identity modes.
+const (
+	// AuthMaster sees every row: the master key. An explicit choice.
+	AuthMaster AuthMode = "master_key"
+	// AuthUser acts as a user (by session token or a pre-resolved user id).
+	AuthUser AuthMode = "acl_user"
+	// AuthRole acts as a holder of the named roles, with no user id.
+	AuthRole AuthMode = "acl_role"
+	// AuthAnonymous sees only public rows.
+	AuthAnonymous AuthMode = "anonymous"
+)
+
+// Identity is who the agent acts as, for ACL and CLP checks.
+type Identity struct {
+	Mode   AuthMode
+	UserID string   // AuthUser
+	Roles  []string // role names held (AuthUser, AuthRole), inherited ones included
+}
+
+// Principal returns the ACL entries the identity holds.
+func (id Identity) Principal() parse.Principal {
+	if id.Mode == AuthMaster {
+		return parse.Principal{Master: true}
+	}
+	p := parse.Principal{Entries: []string{parse.PublicKey}}
+	if id.Mode == AuthUser && id.UserID != "" {
+		p.UserID = id.UserID
+		p.Entries = append(p.Entries, id.UserID)
+	}
+	if id.Mode == AuthUser || id.Mode == AuthRole {
+		for _, r := range id.Roles {
+			p.Entries = append(p.Entries, parse.RoleEntry(r))
+		}
+	}
+	return p
+}
+
+// Agent is one caller of the server's tools.
+type Agent struct {
+	ID            string
+	Permission    Permission
+	Identity      Identity
+	CorrelationID string
+}
+
+// New returns an agent with a random id.
+func New(perm Permission, id Identity) *Agent {
+	return &Agent{ID: randomID(), Permission: perm, Identity: id}
+}
+
+// Can reports whether the agent's tier reaches need.
+func (a *Agent) Can(need Permission) bool { return a.Permission >= need }
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("agt_%x", b)
+}
+
+// ErrUnauthorized is returned by an agent factory that cannot authenticate
+// the request; the HTTP transport answers 401.
+var ErrUnauthorized = errors.New("unauthorized")

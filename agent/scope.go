@@ -1,0 +1,379 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// DefaultHiddenClasses are absent from every agent surface unless the agent
+// holds the master key: `_Session` holds credentials.
+var DefaultHiddenClasses = []string{parse.ClassSession, "_JobStatus", "_JobSchedule", "_Product"}
+
+// internalFields never leave the server, whoever asks.
+var internalFields = []string{"sessionToken", "_hashed_password", "_password_history", "_email_verify_token", "_perishable_token"}
+
+// ErrClassNotVisible is returned for a class that does not exist or that
+// the agent may not see. The two cases are indistinguishable on purpose.
+var ErrClassNotVisible = errors.New("class not found")
+
+// ClassError is ErrClassNotVisible for a named class.
+type ClassError struct{ Class string }
+
+func (e *ClassError) Error() string {
+	return fmt.Sprintf("class %q was not found (or is not accessible to this agent)", e.Class)
+}
+
+// Unwrap makes errors.Is(err, ErrClassNotVisible) hold.
+func (e *ClassError) Unwrap() error { return ErrClassNotVisible }
+
+// DeniedError is a refusal by class-level permissions or policy.
+type DeniedError struct {
+	Kind string // e.g. "clp"
+	Msg  string
+}
+
+func (e *DeniedError) Error() string { return e.Msg }
+
+// Scope is an agent's governed view of a store. Every read goes through it:
+// it hides classes, removes protected fields from schemas and rows, checks
+// class-level permissions and adds the ACL to every query.
+type Scope struct {
+	agent  *Agent
+	st     store.Store
+	hidden map[string]bool
+}
+
+// NewScope returns the governed view of st for a.
+func NewScope(a *Agent, st store.Store) *Scope {
+	h := map[string]bool{}
+	if a.Identity.Mode != AuthMaster {
+		for _, c := range DefaultHiddenClasses {
+			h[c] = true
+		}
+	}
+	return &Scope{agent: a, st: st, hidden: h}
+}
+
+// Agent returns the scope's agent.
+func (s *Scope) Agent() *Agent { return s.agent }
+
+func (s *Scope) principal() parse.Principal { return s.agent.Identity.Principal() }
+
+// protected returns the fields of sch hidden from this principal.
+func (s *Scope) protected(sch parse.Schema) []string {
+	out := slices.Clone(internalFields)
+	p := s.principal()
+	if p.Master {
+		return out
+	}
+	entries := map[string]bool{}
+	for _, e := range p.Entries {
+		entries[e] = true
+	}
+	// Parse applies the protectedFields of every entry the caller holds; a
+	// field stays protected only if every matching entry protects it. We take
+	// the conservative reading: "*" protects unless a more specific entry
+	// the caller holds lists a narrower set.
+	var sets [][]string
+	for entry, fields := range sch.CLP.ProtectedFields {
+		if entries[entry] {
+			sets = append(sets, fields)
+		}
+	}
+	if len(sets) == 0 {
+		return out
+	}
+	prot := map[string]int{}
+	for _, set := range sets {
+		for _, f := range set {
+			prot[f]++
+		}
+	}
+	for f, n := range prot {
+		if n == len(sets) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// visible returns the schema as this agent sees it: protected and internal
+// fields removed.
+func (s *Scope) visible(sch parse.Schema) parse.Schema {
+	prot := s.protected(sch)
+	fields := make(map[string]parse.Field, len(sch.Fields))
+	for name, f := range sch.Fields {
+		if slices.Contains(prot, name) {
+			continue
+		}
+		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && s.hidden[f.TargetClass] {
+			continue // a reference into a hidden class would name it
+		}
+		fields[name] = f
+	}
+	sch.Fields = fields
+	if !s.principal().Master {
+		sch.CLP.ProtectedFields = nil // which fields are protected is itself protected
+	}
+	return sch
+}
+
+// Schemas returns the schemas of every class the agent may see.
+func (s *Scope) Schemas(ctx context.Context) ([]parse.Schema, error) {
+	all, err := s.st.Schemas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parse.Schema, 0, len(all))
+	for _, sch := range all {
+		if s.hidden[sch.ClassName] {
+			continue
+		}
+		out = append(out, s.visible(sch))
+	}
+	return out, nil
+}
+
+// Schema returns one visible class's schema, or a *ClassError.
+func (s *Scope) Schema(ctx context.Context, class string) (parse.Schema, error) {
+	if s.hidden[class] || !parse.ValidClassName(class) {
+		return parse.Schema{}, &ClassError{Class: class}
+	}
+	sch, err := s.st.Schema(ctx, class)
+	if errors.Is(err, store.ErrClassNotFound) {
+		return parse.Schema{}, &ClassError{Class: class}
+	}
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	return s.visible(sch), nil
+}
+
+// ClassNames returns the names of the visible classes.
+func (s *Scope) ClassNames(ctx context.Context) ([]string, error) {
+	schemas, err := s.Schemas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(schemas))
+	for i, sch := range schemas {
+		names[i] = sch.ClassName
+	}
+	return names, nil
+}
+
+// authorize checks the class-level permission op and returns the extra
+// row constraint it implies (pointerFields), if any.
+func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query.Expr, error) {
+	if s.hidden[class] {
+		return nil, &ClassError{Class: class}
+	}
+	raw, err := s.st.Schema(ctx, class)
+	if errors.Is(err, store.ErrClassNotFound) {
+		return nil, &ClassError{Class: class}
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := s.principal()
+	if p.Master {
+		return nil, nil
+	}
+	perm := raw.CLP.Perm(op)
+	if perm != nil && (op == parse.OpFind || op == parse.OpCount || op == parse.OpGet) && !granted(perm, p) {
+		// readUserFields / pointerFields admit a user to the rows that point at them.
+		fields := slices.Clone(perm.PointerFields)
+		fields = append(fields, raw.CLP.ReadUserFields...)
+		if p.UserID != "" && len(fields) > 0 {
+			var ors []query.Expr
+			for _, f := range fields {
+				if fd, ok := raw.Fields[f]; ok && fd.Type == parse.TypePointer {
+					ors = append(ors, query.Cmp{Path: query.Path{Field: f, Type: parse.TypePointer}, Op: query.OpEq, Value: p.UserID})
+				}
+			}
+			if len(ors) > 0 {
+				return query.Or{Exprs: ors}, nil
+			}
+		}
+	}
+	if !raw.CLP.Allows(op, p) {
+		return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
+	}
+	return nil, nil
+}
+
+func granted(perm *parse.OpPerm, p parse.Principal) bool {
+	if perm.RequiresAuthentication && p.UserID != "" {
+		return true
+	}
+	for _, e := range p.Entries {
+		if perm.Entries[e] {
+			return true
+		}
+	}
+	return false
+}
+
+// prepare applies the agent's constraints to q for operation op.
+func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*query.Query, parse.Schema, error) {
+	rowRule, err := s.authorize(ctx, q.Class, op)
+	if err != nil {
+		return nil, parse.Schema{}, err
+	}
+	sch, err := s.Schema(ctx, q.Class)
+	if err != nil {
+		return nil, parse.Schema{}, err
+	}
+	out := *q
+	if rowRule != nil {
+		if out.Where == nil {
+			out.Where = rowRule
+		} else {
+			out.Where = query.And{Exprs: []query.Expr{out.Where, rowRule}}
+		}
+	}
+	p := s.principal()
+	if p.Master {
+		out.ReadACL = nil
+	} else {
+		out.ReadACL = p.Entries
+	}
+	return &out, sch, nil
+}
+
+// Find runs a find. q's where must have been parsed against the visible
+// schema (so it cannot name protected fields).
+func (s *Scope) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	return s.find(ctx, q, parse.OpFind)
+}
+
+func (s *Scope) find(ctx context.Context, q *query.Query, op parse.Op) ([]parse.Object, error) {
+	gq, sch, err := s.prepare(ctx, q, op)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.st.Find(ctx, gq)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range rows {
+		s.redact(sch, row)
+	}
+	return rows, nil
+}
+
+// redact removes every field of row the visible schema does not have.
+func (s *Scope) redact(sch parse.Schema, row parse.Object) {
+	for k := range row {
+		if _, ok := sch.Fields[k]; !ok {
+			delete(row, k)
+		}
+	}
+}
+
+// Count counts the rows the agent may see.
+func (s *Scope) Count(ctx context.Context, q *query.Query) (int64, error) {
+	gq, _, err := s.prepare(ctx, q, parse.OpCount)
+	if err != nil {
+		return 0, err
+	}
+	return s.st.Count(ctx, gq)
+}
+
+// Get fetches objects by id (the CLP "get" operation). Ids the agent cannot
+// see are simply absent, exactly like ids that do not exist.
+func (s *Scope) Get(ctx context.Context, class string, ids []string, keys []string) ([]parse.Object, error) {
+	vals := make([]any, len(ids))
+	for i, id := range ids {
+		vals[i] = id
+	}
+	q := &query.Query{
+		Class: class,
+		Where: query.In{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Values: vals},
+		Limit: len(ids),
+		Keys:  keys,
+	}
+	return s.find(ctx, q, parse.OpGet)
+}
+
+// Include replaces the Pointer values of the named fields in rows with the
+// objects they point to, fetched through this scope (so the target class's
+// visibility, CLP, ACL and protected fields apply). A pointer whose target
+// the agent cannot read stays a Pointer. subKeys optionally projects each
+// included field's objects to the listed keys.
+func (s *Scope) Include(ctx context.Context, sch parse.Schema, rows []parse.Object, fields []string, subKeys map[string][]string) error {
+	for _, field := range fields {
+		f, ok := sch.Fields[field]
+		if !ok || f.Type != parse.TypePointer {
+			return fmt.Errorf("include: %q is not a Pointer field of %s", field, sch.ClassName)
+		}
+		seen := map[string]bool{}
+		var ids []string
+		for _, row := range rows {
+			if _, id, ok := parse.PointerID(row[field]); ok && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		var keys []string
+		if sk := subKeys[field]; len(sk) > 0 {
+			keys = sk
+		}
+		targets, err := s.Get(ctx, f.TargetClass, ids, keys)
+		var ce *ClassError
+		var de *DeniedError
+		if errors.As(err, &ce) || errors.As(err, &de) {
+			continue // not readable: pointers stay pointers
+		}
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]parse.Object, len(targets))
+		for _, t := range targets {
+			t["__type"] = "Object"
+			t["className"] = f.TargetClass
+			byID[t[parse.FieldObjectID].(string)] = t
+		}
+		for _, row := range rows {
+			if _, id, ok := parse.PointerID(row[field]); ok {
+				if t, found := byID[id]; found {
+					row[field] = t
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// SplitKeys separates top-level keys from "pointer.sub" keys, which project
+// included objects. A pointer with sub keys is kept in the top-level keys.
+func SplitKeys(keys []string) (top []string, sub map[string][]string) {
+	if keys == nil {
+		return nil, nil
+	}
+	sub = map[string][]string{}
+	for _, k := range keys {
+		head, rest, dotted := strings.Cut(k, ".")
+		if dotted {
+			sub[head] = append(sub[head], rest)
+			if !slices.Contains(top, head) {
+				top = append(top, head)
+			}
+			continue
+		}
+		if !slices.Contains(top, k) {
+			top = append(top, k)
+		}
+	}
+	return top, sub
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// DefaultAddr is where serve listens by default: loopback only.
+const DefaultAddr = "127.0.0.1:8787"
+
+func newServe() *cobra.Command {
+	var f storeFlags
+	var addr string
+	var http mcpserver.HTTPOptions
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := logger(f.level())
+			srv, st, err := f.newServer(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			defer srv.Close()
+			return listenAndServe(cmd.Context(), log, addr, srv.Mux(http))
+		},
+	}
+	f.register(cmd)
+	env := os.Getenv("PARSEMCP_ADDR")
+	if env == "" {
+		env = DefaultAddr
+	}
+	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
+	cmd.Flags().Int64Var(&http.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
+	cmd.Flags().DurationVar(&http.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
+	return cmd
+}
+
+func listenAndServe(ctx context.Context, log interface {
+	Info(string, ...any)
+}, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// The line tests and scripts wait for; it names the resolved port.
+	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return srv.Shutdown(shutdown)
+	}
+}
+
+func newStdio() *cobra.Command {
+	var f storeFlags
+	cmd := &cobra.Command{
+		Use:   "stdio",
+		Short: "Serve one MCP session over stdin/stdout (for Claude Desktop and other local clients)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := logger(f.level())
+			srv, st, err := f.newServer(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			defer srv.Close()
+			err = srv.RunStdio(cmd.Context(), os.Stdin, os.Stdout)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newDemo() *cobra.Command {
+	var rows int
+	var seed int64
+	var out string
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Write the deterministic demo dataset into a new SQLite database",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path, err := sqlitePath(out); err == nil {
+				if _, err := os.Stat(path); err == nil {
+					return fmt.Errorf("%s already exists; choose a new --out path", path)
+				}
+			}
+			st, where, err := openSpec(cmd.Context(), out)
+			if err != nil {
+				return err
+			}
+			if schemas, err := st.Schemas(cmd.Context()); err == nil {
+				for _, s := range schemas {
+					if s.ClassName == demo.Classes()[0] {
+						st.Close()
+						return fmt.Errorf("%s already holds the demo classes; use an empty database", where)
+					}
+				}
+			}
+			defer st.Close()
+			var bar *progressbar.ProgressBar
+			opt := demo.Options{Rows: rows, Seed: seed}
+			if !quiet {
+				opt.Progress = func(done, total int) {
+					if bar == nil {
+						bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+							progressbar.OptionSetDescription("objects"), progressbar.OptionShowCount(),
+							progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+					}
+					_ = bar.Set(done)
+				}
+			}
+			start := time.Now()
+			stats, err := demo.Generate(cmd.Context(), st, opt)
+			if bar != nil {
+				_ = bar.Finish()
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "wrote %d objects to %s in %s\n", stats.Objects, where, time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&rows, "rows", 10000, "approximate number of objects")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "random seed (the same seed gives the same data)")
+	cmd.Flags().StringVar(&out, "out", "", "output: sqlite:PATH (a new file) or postgres://USER@HOST:PORT/DB (an empty database)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+func newCall() *cobra.Command {
+	var f storeFlags
+	var args string
+	cmd := &cobra.Command{
+		Use:   "call TOOL",
+		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, pos []string) error {
+			log := logger(f.level())
+			srv, st, err := f.newServer(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			defer srv.Close()
+			if !json.Valid([]byte(args)) {
+				return fmt.Errorf("--args is not valid JSON")
+			}
+			res, isErr, err := srv.CallTool(cmd.Context(), pos[0], json.RawMessage(args))
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			if isErr {
+				return &exitError{code: 2}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&args, "args", "{}", "tool arguments as a JSON object")
+	return cmd
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			sdk := "unknown"
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				for _, d := range bi.Deps {
+					if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+						sdk = d.Version
+					}
+				}
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "parsemcp %s (%s, MCP Go SDK %s, %d tools)\n", mcpserver.Version, runtime.Version(), sdk, len(tools.Builtin()))
+		},
+	}
+}

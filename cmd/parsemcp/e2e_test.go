@@ -1,0 +1,386 @@
+package main
+
+// End-to-end tests of the built binary: stdio with the official Go SDK
+// client, serve --demo over HTTP with the Go and TypeScript SDK clients,
+// and the demo, call and version commands.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/internal/fixture"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "parsemcp-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "parsemcp")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the binary and returns stdout, stderr and the exit code.
+func run(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func fixtureDB(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "fixture.sqlite")
+	fixture.Store(t, path).Close()
+	return path
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[string]any, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out, res.IsError
+}
+
+func TestStdio(t *testing.T) {
+	db := fixtureDB(t)
+	ctx := context.Background()
+	for _, version := range []string{"2024-11-05", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			cmd := exec.Command(binary, "stdio", "--store", "sqlite:"+db, "--as-user", fixture.Bob)
+			client := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if got := cs.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s", got)
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) != 8 {
+				t.Fatalf("tools/list: %v %v", tools, err)
+			}
+			calls := []struct {
+				tool string
+				args map[string]any
+				key  string
+				want any
+			}{
+				{"list_tools", map[string]any{"category": "schema"}, "categories", nil},
+				{"get_all_schemas", map[string]any{"prefix": "Pro"}, "total", 1.0},
+				{"get_schema", map[string]any{"class_name": "Ticket"}, "class_name", "Ticket"},
+				{"query_class", map[string]any{"class_name": "Project"}, "result_count", 2.0}, // bob: public + his own
+				{"count_objects", map[string]any{"class_name": "Ticket"}, "count", 4.0},
+				{"get_object", map[string]any{"class_name": "Project", "object_id": "pBorealis2"}, "class_name", "Project"},
+				{"get_objects", map[string]any{"class_name": "Project", "ids": []string{"pBorealis2", "pComet0003"}}, "found", 1.0},
+				{"get_sample_objects", map[string]any{"class_name": "Ticket", "limit": 1}, "sample_count", 1.0},
+			}
+			for _, c := range calls {
+				out, isErr := callTool(t, cs, c.tool, c.args)
+				if isErr {
+					t.Fatalf("%s: %v", c.tool, out)
+				}
+				if c.want != nil && out[c.key] != c.want {
+					t.Errorf("%s: %s = %v, want %v", c.tool, c.key, out[c.key], c.want)
+				}
+			}
+			out, isErr := callTool(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": "{oops"})
+			if !isErr || out["error_code"] != "invalid_argument" {
+				t.Fatalf("bad where over stdio: %v", out)
+			}
+			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "parse://Ticket/count"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "explore_database"}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestCallCommand(t *testing.T) {
+	db := fixtureDB(t)
+	stdout, stderr, code := run(t, nil, "call", "count_objects", "--store", "sqlite:"+db, "--args", `{"class_name":"Ticket","where":{"status":"open"}}`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || out["count"] != 3.0 || out["class_name"] != "Ticket" {
+		t.Fatalf("output %q (%v)", stdout, err)
+	}
+	stdout, _, code = run(t, nil, "call", "get_object", "--store", "sqlite:"+db, "--args", `{"class_name":"Ticket","object_id":"nope000000"}`)
+	if code != 2 || !strings.Contains(stdout, `"error_code": "not_found"`) {
+		t.Fatalf("tool error: exit %d, %s", code, stdout)
+	}
+	_, stderr, code = run(t, nil, "call", "no_such_tool", "--store", "sqlite:"+db)
+	if code != 1 || !strings.Contains(stderr, "no_such_tool") {
+		t.Fatalf("unknown tool: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "call", "count_objects", "--store", "sqlite:"+db, "--args", `{not json`)
+	if code != 1 || !strings.Contains(stderr, "not valid JSON") {
+		t.Fatalf("bad --args: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "call", "count_objects", "--args", `{}`)
+	if code != 1 || !strings.Contains(stderr, "no store") {
+		t.Fatalf("no store: exit %d, %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "call", "count_objects", "--store", "mysql://x")
+	if code != 1 || !strings.Contains(stderr, "unknown store") {
+		t.Fatalf("bad store: exit %d, %s", code, stderr)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	stdout, _, code := run(t, nil, "version")
+	if code != 0 || !regexp.MustCompile(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, 8 tools\)\n$`).MatchString(stdout) {
+		t.Fatalf("version: %d %q", code, stdout)
+	}
+}
+
+func TestDemoCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo.sqlite")
+	_, stderr, code := run(t, nil, "demo", "--rows", "1200", "--out", out)
+	if code != 0 || !strings.Contains(stderr, "wrote ") {
+		t.Fatalf("demo: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "demo", "--rows", "100", "--out", out)
+	if code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Fatalf("demo over an existing file: exit %d: %s", code, stderr)
+	}
+	stdout, _, code := run(t, nil, "call", "get_all_schemas", "--store", "sqlite:"+out)
+	var schemas map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &schemas) != nil || len(schemas["custom"].([]any)) < 6 {
+		t.Fatalf("demo schemas: %s", stdout)
+	}
+}
+
+// server is a running `parsemcp serve`.
+type server struct {
+	url    string
+	stderr *bytes.Buffer
+	cmd    *exec.Cmd
+}
+
+var listeningRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
+
+func startServe(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{stderr: &bytes.Buffer{}, cmd: cmd}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.stderr.WriteString(line + "\n")
+			if m := listeningRE.FindStringSubmatch(line); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+		}
+		pw.Close()
+	})
+	select {
+	case s.url = <-found:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("server did not start:\n%s", s.stderr.String())
+	}
+	return s
+}
+
+func TestServeDemo(t *testing.T) {
+	cache := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + cache}
+	s := startServe(t, env, "--demo", "--demo-rows", "1500")
+	if !strings.Contains(s.stderr.String(), "creating demo dataset") {
+		t.Fatalf("first start should create the demo data:\n%s", s.stderr)
+	}
+	base := strings.TrimSuffix(s.url, "/mcp")
+	resp, err := http.Get(base + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out, isErr := callTool(t, cs, "get_all_schemas", map[string]any{})
+	if isErr || len(out["custom"].([]any)) < 6 {
+		t.Fatalf("demo schemas: %v", out)
+	}
+	// Every tool works on the demo data, for every class.
+	for _, c := range out["custom"].([]any) {
+		class := c.(map[string]any)["name"].(string)
+		count, _ := callTool(t, cs, "count_objects", map[string]any{"class_name": class})
+		if count["count"].(float64) <= 0 {
+			t.Errorf("%s is empty", class)
+		}
+		q, isErr := callTool(t, cs, "query_class", map[string]any{"class_name": class, "limit": 3, "order": "-createdAt"})
+		if isErr || len(q["results"].([]any)) == 0 {
+			t.Fatalf("query %s: %v", class, q)
+		}
+		id := q["results"].([]any)[0].(map[string]any)["objectId"]
+		if o, isErr := callTool(t, cs, "get_object", map[string]any{"class_name": class, "object_id": id}); isErr {
+			t.Fatalf("get_object %s: %v", class, o)
+		}
+		if o, isErr := callTool(t, cs, "get_objects", map[string]any{"class_name": class, "ids": []any{id}}); isErr || o["found"] != 1.0 {
+			t.Fatalf("get_objects %s: %v", class, o)
+		}
+		if o, isErr := callTool(t, cs, "get_schema", map[string]any{"class_name": class}); isErr {
+			t.Fatalf("get_schema %s: %v", class, o)
+		}
+		if o, isErr := callTool(t, cs, "get_sample_objects", map[string]any{"class_name": class}); isErr {
+			t.Fatalf("samples %s: %v", class, o)
+		}
+	}
+
+	t.Run("typescript client", func(t *testing.T) { typescriptInterop(t, s.url) })
+}
+
+func TestServeDemoReusesCache(t *testing.T) {
+	cache := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + cache}
+	first := startServe(t, env, "--demo", "--demo-rows", "800")
+	first.cmd.Process.Signal(os.Interrupt)
+	first.cmd.Wait()
+	second := startServe(t, env, "--demo", "--demo-rows", "800")
+	if !strings.Contains(second.stderr.String(), "reusing cached demo dataset") {
+		t.Fatalf("second start should reuse the cache:\n%s", second.stderr)
+	}
+	matches, _ := filepath.Glob(filepath.Join(cache, "parsemcp", "*.sqlite"))
+	if len(matches) != 1 {
+		t.Fatalf("cache holds %v", matches)
+	}
+}
+
+// typescriptInterop runs the official TypeScript SDK client (interop/ts)
+// against url. It runs in CI; elsewhere it skips when Node is missing.
+func typescriptInterop(t *testing.T, url string) {
+	dir, _ := filepath.Abs("../../interop/ts")
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node is required in CI for the TypeScript interop test")
+		}
+		t.Skip("node not installed: skipping the TypeScript SDK interop test")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+		npm.Dir = dir
+		if out, err := npm.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", url)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	var report struct {
+		ServerName string
+		Tools      []struct{ Name, Category string }
+		Query      struct {
+			IsError    bool
+			Structured map[string]any
+		}
+		Bad struct {
+			IsError bool
+			Text    string
+		}
+	}
+	if err := json.Unmarshal(stdout, &report); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout)
+	}
+	if report.ServerName != "parsemcp" {
+		t.Errorf("server name %q", report.ServerName)
+	}
+	var names []string
+	for _, tool := range report.Tools {
+		names = append(names, tool.Name)
+		if tool.Category == "" {
+			t.Errorf("%s has no _meta.category", tool.Name)
+		}
+	}
+	if !slices.Contains(names, "query_class") || len(names) != 8 {
+		t.Fatalf("tools seen by the TS client: %v", names)
+	}
+	if report.Query.IsError || report.Query.Structured["class_name"] != "Ticket" || len(report.Query.Structured["results"].([]any)) != 2 {
+		t.Fatalf("query_class via TS: %+v", report.Query)
+	}
+	for _, r := range report.Query.Structured["results"].([]any) {
+		if r.(map[string]any)["status"] != "open" {
+			t.Fatalf("where not applied: %v", r)
+		}
+	}
+	if !report.Bad.IsError || !strings.Contains(report.Bad.Text, `"error_code":"not_found"`) {
+		t.Fatalf("bad class via TS: %+v", report.Bad)
+	}
+}

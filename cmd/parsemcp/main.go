@@ -1,0 +1,48 @@
+// Command parsemcp serves a Parse application's data to AI agents over the
+// Model Context Protocol.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "parsemcp:", err)
+		os.Exit(1)
+	}
+}
+
+// exitError ends the command with a code and no further message.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "parsemcp",
+		Short:         "Governed, live access to Parse application data over MCP",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion())
+	return root
+}
+
+func logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}

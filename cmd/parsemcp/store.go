@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/postgres"
+	"github.com/parsemcp/parsemcp/store/sqlite"
+)
+
+// storeFlags are the flags shared by the commands that open a store.
+type storeFlags struct {
+	store      string
+	demo       bool
+	demoRows   int
+	permission string
+	asUser     string
+	asRoles    []string
+	anonymous  bool
+	verbose    bool
+}
+
+func (f *storeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.store, "store", os.Getenv("PARSEMCP_STORE"), "store to serve: sqlite:PATH (or a .sqlite/.db path) or postgres://USER@HOST:PORT/DB; env PARSEMCP_STORE")
+	fl.BoolVar(&f.demo, "demo", false, "serve the demo dataset (created in a cached SQLite file when --store is not given)")
+	fl.IntVar(&f.demoRows, "demo-rows", 10000, "size of the demo dataset created by --demo")
+	fl.StringVar(&f.permission, "permission", "readonly", "agent permission tier: readonly, write or admin")
+	fl.StringVar(&f.asUser, "as-user", "", "act as this _User objectId (ACL and CLP apply) instead of the master key")
+	fl.StringSliceVar(&f.asRoles, "as-role", nil, "role names held (with --as-user, or alone to act as a role)")
+	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
+}
+
+func (f *storeFlags) level() slog.Level {
+	if f.verbose {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// openStore opens the configured store, creating the demo data if asked.
+func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Store, error) {
+	spec := f.store
+	if spec == "" {
+		if !f.demo {
+			return nil, fmt.Errorf("no store: pass --store sqlite:PATH, or --demo to serve the demo dataset")
+		}
+		path, err := cachedDemo(ctx, log, f.demoRows)
+		if err != nil {
+			return nil, err
+		}
+		spec = "sqlite:" + path
+	}
+	st, where, err := openSpec(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if f.demo && f.store != "" {
+		if err := ensureDemo(ctx, log, st, f.demoRows); err != nil {
+			st.Close()
+			return nil, err
+		}
+	}
+	log.Info("store opened", "store", where)
+	return st, nil
+}
+
+// openSpec opens sqlite:PATH (or a .sqlite/.db path) or a postgres:// URL,
+// and returns the store with a printable description (no password).
+func openSpec(ctx context.Context, spec string) (store.Store, string, error) {
+	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		st, err := postgres.Open(ctx, spec)
+		if err != nil {
+			return nil, "", fmt.Errorf("open %s: %w", redact(spec), err)
+		}
+		return st, redact(spec), nil
+	}
+	path, err := sqlitePath(spec)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, "sqlite:" + path, nil
+}
+
+func sqlitePath(spec string) (string, error) {
+	switch {
+	case strings.HasPrefix(spec, "sqlite:"):
+		p := strings.TrimPrefix(strings.TrimPrefix(spec, "sqlite:"), "//")
+		if p == "" {
+			return "", fmt.Errorf("store %q: missing path after sqlite:", spec)
+		}
+		return p, nil
+	case strings.HasSuffix(spec, ".sqlite"), strings.HasSuffix(spec, ".db"), strings.HasSuffix(spec, ".sqlite3"):
+		return spec, nil
+	}
+	return "", fmt.Errorf("store %q: unknown store; use sqlite:PATH or postgres://USER@HOST/DB", redact(spec))
+}
+
+// redact hides a password in a store URL.
+func redact(spec string) string {
+	if u, err := url.Parse(spec); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return spec
+}
+
+// ensureDemo fills st with the demo data unless it already holds it.
+func ensureDemo(ctx context.Context, log *slog.Logger, st store.Store, rows int) error {
+	schemas, err := st.Schemas(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range schemas {
+		if s.ClassName == demo.Classes()[0] {
+			return nil // already there
+		}
+	}
+	log.Info("writing demo dataset", "rows", rows)
+	_, err = demo.Generate(ctx, st, demo.Options{Rows: rows})
+	return err
+}
+
+// cachedDemo returns the path of a cached demo database of the given size,
+// creating it (in a temporary file renamed into place) when absent.
+func cachedDemo(ctx context.Context, log *slog.Logger, rows int) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil || dir == "" {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "parsemcp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, fmt.Sprintf("demo-%s-%d.sqlite", demo.Version, rows))
+	if _, err := os.Stat(path); err == nil {
+		log.Info("reusing cached demo dataset", "path", path)
+		return path, nil
+	}
+	tmp, err := os.CreateTemp(dir, "demo-*.sqlite.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmpPath := tmp.Name()
+	tmp.Close()
+	defer func() {
+		for _, p := range []string{tmpPath, tmpPath + "-wal", tmpPath + "-shm"} {
+			os.Remove(p)
+		}
+	}()
+	log.Info("creating demo dataset", "rows", rows, "path", path)
+	st, err := sqlite.Open(ctx, tmpPath)
+	if err != nil {
+		return "", err
+	}
+	if _, err := demo.Generate(ctx, st, demo.Options{Rows: rows}); err != nil {
+		st.Close()
+		return "", fmt.Errorf("demo data: %w", err)
+	}
+	if err := st.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmpPath, path); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// agentFactory returns the factory of the agents this process serves, from
+// the identity flags. Without an identity flag the agent holds the master
+// key (sees every row), read-only unless --permission says otherwise.
+func (f *storeFlags) agentFactory(log *slog.Logger) (mcpserver.AgentFactory, error) {
+	perm, err := agent.ParsePermission(f.permission)
+	if err != nil {
+		return nil, err
+	}
+	var id agent.Identity
+	switch {
+	case f.anonymous:
+		if f.asUser != "" || len(f.asRoles) > 0 {
+			return nil, fmt.Errorf("--anonymous cannot be combined with --as-user or --as-role")
+		}
+		id = agent.Identity{Mode: agent.AuthAnonymous}
+	case f.asUser != "":
+		id = agent.Identity{Mode: agent.AuthUser, UserID: f.asUser, Roles: f.asRoles}
+	case len(f.asRoles) > 0:
+		id = agent.Identity{Mode: agent.AuthRole, Roles: f.asRoles}
+	default:
+		id = agent.Identity{Mode: agent.AuthMaster}
+		log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
+	}
+	return func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+		return agent.New(perm, id), nil
+	}, nil
+}
+
+// newServer opens the store and builds the MCP server.
+func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserver.Server, store.Store, error) {
+	factory, err := f.agentFactory(log)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.openStore(ctx, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return srv, st, nil
+}

@@ -1,0 +1,124 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// Invocation is one tool call travelling through the guard chain.
+type Invocation struct {
+	Tool  *tools.Tool
+	Agent *agent.Agent
+	Args  json.RawMessage
+}
+
+// ToolFunc runs an invocation.
+type ToolFunc func(ctx context.Context, inv *Invocation) (any, error)
+
+// Guard wraps a ToolFunc: it may refuse, bound, observe or shape the call.
+// Guards run in order, the first outermost.
+type Guard func(next ToolFunc) ToolFunc
+
+// recoverGuard turns a panic into a sanitized internal error: nothing
+// panics across a request boundary.
+func recoverGuard(log *slog.Logger) Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (res any, err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = &tools.Error{Code: tools.CodeInternal, Message: "internal error", Internal: fmt.Errorf("panic in tool %s: %v\n%s", inv.Tool.Name, p, debug.Stack())}
+				}
+			}()
+			return next(ctx, inv)
+		}
+	}
+}
+
+// permissionGuard refuses tools above the agent's permission tier.
+func permissionGuard() Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			if !inv.Agent.Can(inv.Tool.Permission) {
+				return nil, &tools.Error{Code: tools.CodePermissionDenied, Message: fmt.Sprintf("tool %s needs %s permission; this agent is %s", inv.Tool.Name, inv.Tool.Permission, inv.Agent.Permission), Details: map[string]any{"kind": "permission_tier"}}
+			}
+			return next(ctx, inv)
+		}
+	}
+}
+
+// timeoutGuard bounds the call by the tool's timeout; the deadline reaches
+// the database through the context.
+func timeoutGuard() Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			ctx, cancel := context.WithTimeout(ctx, inv.Tool.Timeout)
+			defer cancel()
+			return next(ctx, inv)
+		}
+	}
+}
+
+// toolHandler is the SDK handler of a registered tool: it runs the guard
+// chain around the tool and shapes the result.
+func (s *Server) toolHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		t, ok := s.tools.Get(name)
+		a := agentFrom(ctx)
+		if !ok || a == nil {
+			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
+		}
+		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
+			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools})
+		})
+		for i := len(s.guards) - 1; i >= 0; i-- {
+			run = s.guards[i](run)
+		}
+		data, err := run(ctx, &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments})
+		if err != nil {
+			te := tools.AsError(err)
+			if te.Code == tools.CodeInternal {
+				id := newCorrelationID()
+				s.log.Error("tool failed", "tool", name, "agent_id", a.ID, "correlation_id", id, "err", te.Internal)
+				te = &tools.Error{Code: tools.CodeInternal, Message: "internal error (correlation id " + id + ")"}
+			}
+			return errorResult(te), nil
+		}
+		return successResult(data)
+	}
+}
+
+func successResult(data any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}, nil
+}
+
+func errorResult(e *tools.Error) *mcp.CallToolResult {
+	b, _ := json.Marshal(e)
+	return &mcp.CallToolResult{
+		IsError:           true,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}
+}
+
+func newCorrelationID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,330 @@
+// Package mcpserver wires parsemcp into the MCP Go SDK: one shared
+// *mcp.Server whose requests resolve an agent per request, pass the guard
+// chain, and reach tools, resources and prompts through the agent's governed
+// scope. SDK types stay inside this package.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/prompts"
+	"github.com/parsemcp/parsemcp/resources"
+	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// Version is the server version reported to clients (set at build time).
+var Version = "0.1.0-dev"
+
+// CodeUnauthorized is the JSON-RPC error code of a request whose agent
+// cannot be authenticated.
+const CodeUnauthorized = -32001
+
+// RequestInfo is what an agent factory sees of a request.
+type RequestInfo struct {
+	// Header holds the HTTP request headers; nil over stdio.
+	Header http.Header
+}
+
+// AgentFactory builds the agent of one request. Returning an error wrapping
+// agent.ErrUnauthorized refuses the request as unauthorized.
+type AgentFactory func(ctx context.Context, r RequestInfo) (*agent.Agent, error)
+
+// Options configures a Server.
+type Options struct {
+	Store  store.Store
+	Agents AgentFactory
+	// Tools and Prompts default to registries holding the built-ins.
+	Tools   *tools.Registry
+	Prompts *prompts.Registry
+	Logger  *slog.Logger
+}
+
+// Server is a parsemcp MCP server. One Server serves any number of
+// sessions over any transports.
+type Server struct {
+	mcp     *mcp.Server
+	store   store.Store
+	agents  AgentFactory
+	tools   *tools.Registry
+	prompts *prompts.Registry
+	log     *slog.Logger
+	guards  []Guard
+
+	mu          sync.Mutex
+	registered  map[string]bool // tool names added to the SDK server
+	regPrompts  map[string]bool
+	unsubscribe []func()
+}
+
+// New builds a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Store == nil {
+		return nil, errors.New("mcpserver: Options.Store is required")
+	}
+	if opts.Agents == nil {
+		return nil, errors.New("mcpserver: Options.Agents is required")
+	}
+	if opts.Tools == nil {
+		opts.Tools = tools.NewRegistry()
+	}
+	if opts.Prompts == nil {
+		opts.Prompts = prompts.NewRegistry()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
+		registered: map[string]bool{}, regPrompts: map[string]bool{},
+	}
+	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), timeoutGuard()}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
+		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
+		Logger:       opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{
+			Logging:     &mcp.LoggingCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		CompletionHandler: s.complete,
+	})
+	s.mcp.AddReceivingMiddleware(s.resolveAgent, s.filterLists)
+	s.syncTools()
+	s.syncPrompts()
+	for _, t := range resources.Templates() {
+		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MIMEType: resources.MIMEType}, s.readResource)
+	}
+	s.unsubscribe = append(s.unsubscribe, s.tools.OnChange(s.syncTools), s.prompts.OnChange(s.syncPrompts))
+	return s, nil
+}
+
+// Close detaches the server from its registries.
+func (s *Server) Close() {
+	for _, f := range s.unsubscribe {
+		f()
+	}
+}
+
+// MCP returns the SDK server (for transports).
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Tools returns the tool registry.
+func (s *Server) Tools() *tools.Registry { return s.tools }
+
+// syncTools mirrors the registry into the SDK server; the SDK sends
+// notifications/tools/list_changed to every session when it changes.
+func (s *Server) syncTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tools.List() {
+		readOnly := t.ReadOnly
+		s.mcp.AddTool(&mcp.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: t.Input,
+			Meta:        mcp.Meta{"category": t.Category},
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: new(bool)},
+		}, s.toolHandler(t.Name))
+		s.registered[t.Name] = true
+	}
+}
+
+func (s *Server) syncPrompts() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.prompts.List() {
+		args := make([]*mcp.PromptArgument, 0, len(p.Args))
+		for _, a := range p.Args {
+			args = append(args, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+		}
+		s.mcp.AddPrompt(&mcp.Prompt{Name: p.Name, Description: p.Description, Arguments: args}, s.promptHandler(p.Name))
+		s.regPrompts[p.Name] = true
+	}
+}
+
+type agentKey struct{}
+
+// agentFrom returns the agent resolved for the request.
+func agentFrom(ctx context.Context) *agent.Agent {
+	a, _ := ctx.Value(agentKey{}).(*agent.Agent)
+	return a
+}
+
+// needsAgent lists the methods that act for an agent.
+func needsAgent(method string) bool {
+	switch method {
+	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
+		"prompts/list", "prompts/get", "completion/complete":
+		return true
+	}
+	return false
+}
+
+// resolveAgent builds the request's agent through the factory.
+func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if !needsAgent(method) {
+			return next(ctx, method, req)
+		}
+		var info RequestInfo
+		if ex := req.GetExtra(); ex != nil {
+			info.Header = ex.Header
+		}
+		a, err := s.agents(ctx, info)
+		if err != nil {
+			if errors.Is(err, agent.ErrUnauthorized) {
+				return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
+			}
+			s.log.Error("agent factory failed", "method", method, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+		}
+		if a == nil {
+			return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
+		}
+		return next(context.WithValue(ctx, agentKey{}, a), method, req)
+	}
+}
+
+// filterLists narrows tools/list to what the agent may call (and to the
+// optional category) and builds resources/list from the classes it may see.
+func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			lr, ok := res.(*mcp.ListToolsResult)
+			if !ok {
+				return res, nil
+			}
+			category := ""
+			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+				category, _ = p.Meta["category"].(string)
+			}
+			allowed := map[string]bool{}
+			for _, t := range s.tools.Allowed(agentFrom(ctx), category) {
+				allowed[t.Name] = true
+			}
+			kept := make([]*mcp.Tool, 0, len(lr.Tools))
+			for _, t := range lr.Tools {
+				if allowed[t.Name] {
+					kept = append(kept, t)
+				}
+			}
+			out := *lr
+			out.Tools = kept
+			return &out, nil
+		case "resources/list":
+			list, err := resources.List(ctx, s.scope(ctx))
+			if err != nil {
+				return nil, s.internal("resources/list", err)
+			}
+			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
+			for _, r := range list {
+				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: resources.MIMEType})
+			}
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *Server) scope(ctx context.Context) *agent.Scope {
+	return agent.NewScope(agentFrom(ctx), s.store)
+}
+
+// internal logs err with a correlation id and returns a sanitized error.
+func (s *Server) internal(what string, err error) error {
+	id := newCorrelationID()
+	s.log.Error("internal error", "where", what, "correlation_id", id, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error (correlation id " + id + ")"}
+}
+
+func invalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	text, err := resources.Read(ctx, s.scope(ctx), req.Params.URI)
+	if err != nil {
+		var ce *agent.ClassError
+		switch {
+		case errors.Is(err, resources.ErrBadURI):
+			return nil, invalidParams("%v", err)
+		case errors.As(err, &ce):
+			return nil, invalidParams("%v", err)
+		}
+		if te := tools.AsError(err); te.Code != tools.CodeInternal {
+			return nil, invalidParams("%s", te.Message)
+		}
+		return nil, s.internal("resources/read", err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMEType, Text: text}}}, nil
+}
+
+func (s *Server) promptHandler(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		p, ok := s.prompts.Get(name)
+		if !ok {
+			return nil, invalidParams("unknown prompt %q", name)
+		}
+		args := req.Params.Arguments
+		if args == nil {
+			args = map[string]string{}
+		}
+		r, err := p.Render(ctx, s.scope(ctx), args)
+		if err != nil {
+			var ae *prompts.ArgError
+			if errors.As(err, &ae) {
+				return nil, invalidParams("%v", err)
+			}
+			return nil, s.internal("prompts/get", err)
+		}
+		return &mcp.GetPromptResult{
+			Description: r.Description,
+			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: r.Text}}},
+		}, nil
+	}
+}
+
+// classArgs are the prompt arguments that name a class.
+var classArgs = map[string]bool{"class_name": true, "parent_class": true, "child_class": true, "className": true}
+
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	p := req.Params
+	if p == nil || p.Ref == nil || !classArgs[p.Argument.Name] {
+		return empty, nil
+	}
+	if p.Ref.Type == "ref/resource" && !strings.HasPrefix(p.Ref.URI, resources.Scheme+"{className}") {
+		return empty, nil
+	}
+	names, err := resources.Complete(ctx, s.scope(ctx), p.Argument.Value)
+	if err != nil {
+		return nil, s.internal("completion/complete", err)
+	}
+	const maxValues = 100
+	total := len(names)
+	if len(names) > maxValues {
+		names = names[:maxValues]
+	}
+	if names == nil {
+		names = []string{}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: names, Total: total, HasMore: total > len(names)}}, nil
+}

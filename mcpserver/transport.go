@@ -1,0 +1,108 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// liftCategory moves the non-standard top-level `category` param of a
+// tools/list request into `_meta.category`, where the SDK keeps it (it drops
+// unknown top-level params). Clients may send either form.
+func liftCategory(params json.RawMessage) (json.RawMessage, bool) {
+	if !bytes.Contains(params, []byte(`"category"`)) {
+		return params, false
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		return params, false
+	}
+	cat, ok := m["category"]
+	if !ok {
+		return params, false
+	}
+	delete(m, "category")
+	meta := map[string]json.RawMessage{}
+	if raw, ok := m["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return params, false
+		}
+	}
+	if _, set := meta["category"]; !set {
+		meta["category"] = cat
+	}
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return params, false
+	}
+	m["_meta"] = mb
+	out, err := json.Marshal(m)
+	if err != nil {
+		return params, false
+	}
+	return out, true
+}
+
+// WrapTransport adapts a transport for this server: tools/list requests get
+// their category lifted. Use it for stdio, in-memory and command transports.
+func WrapTransport(t mcp.Transport) mcp.Transport { return liftingTransport{t} }
+
+type liftingTransport struct{ mcp.Transport }
+
+func (t liftingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return liftingConn{c}, nil
+}
+
+type liftingConn struct{ mcp.Connection }
+
+func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/list" {
+		if p, changed := liftCategory(req.Params); changed {
+			req.Params = p
+		}
+	}
+	return msg, err
+}
+
+// RunStdio serves one session over in/out (newline-delimited JSON-RPC)
+// until the client disconnects or ctx ends.
+func (s *Server) RunStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	return s.mcp.Run(ctx, WrapTransport(&mcp.IOTransport{Reader: in, Writer: out}))
+}
+
+// Connect serves one session over t (for in-process use and tests).
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	return s.mcp.Connect(ctx, WrapTransport(t), nil)
+}
+
+// CallTool runs one tool through a real in-memory MCP session (the same
+// path as any client: agent factory, guard chain, result shaping) and
+// returns the structured result and whether it is a tool error.
+func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (any, bool, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st)
+	if err != nil {
+		return nil, false, err
+	}
+	defer ss.Close()
+	client := mcp.NewClient(&mcp.Implementation{Name: "parsemcp-call", Version: Version}, nil)
+	cs, err := client.Connect(ctx, ct, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, false, err
+	}
+	return res.StructuredContent, res.IsError, nil
+}

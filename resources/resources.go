@@ -1,0 +1,144 @@
+// Package resources serves the parse:// resources: for every class an agent
+// may see, parse://{className}/schema, /count and /samples.
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// Scheme is the URI scheme of the resources.
+const Scheme = "parse://"
+
+// The resource kinds.
+const (
+	KindSchema  = "schema"
+	KindCount   = "count"
+	KindSamples = "samples"
+)
+
+// Kinds lists the kinds in display order.
+var Kinds = []string{KindSchema, KindCount, KindSamples}
+
+// SampleLimit is how many objects parse://{class}/samples returns.
+const SampleLimit = 5
+
+// MIMEType of every resource.
+const MIMEType = "application/json"
+
+// Template describes one URI template.
+type Template struct {
+	URITemplate, Name, Description string
+}
+
+// Templates are the three URI templates (static metadata: they do not
+// reveal which classes exist).
+func Templates() []Template {
+	return []Template{
+		{Scheme + "{className}/schema", "Parse class schema", "Fields, types, pointer targets, permissions and indexes of a class."},
+		{Scheme + "{className}/count", "Parse class object count", "How many objects of the class you can see."},
+		{Scheme + "{className}/samples", "Parse class sample objects", fmt.Sprintf("The %d most recently created objects of the class you can see.", SampleLimit)},
+	}
+}
+
+// Resource is one concrete resource.
+type Resource struct {
+	URI, Name, Description string
+}
+
+// URI builds the resource URI of a class and kind.
+func URI(class, kind string) string { return Scheme + class + "/" + kind }
+
+// ErrBadURI is a URI that is not a parse:// resource.
+var ErrBadURI = errors.New("invalid resource URI")
+
+// ParseURI splits parse://{className}/{kind}.
+func ParseURI(uri string) (class, kind string, err error) {
+	rest, ok := strings.CutPrefix(uri, Scheme)
+	if !ok {
+		return "", "", fmt.Errorf("%w: %q does not start with %s", ErrBadURI, uri, Scheme)
+	}
+	class, kind, ok = strings.Cut(rest, "/")
+	if !ok || strings.Contains(kind, "/") {
+		return "", "", fmt.Errorf("%w: %q: expected parse://{className}/{schema|count|samples}", ErrBadURI, uri)
+	}
+	switch kind {
+	case KindSchema, KindCount, KindSamples:
+	default:
+		return "", "", fmt.Errorf("%w: unknown resource kind %q (use schema, count or samples)", ErrBadURI, kind)
+	}
+	if !parse.ValidClassName(class) {
+		return "", "", fmt.Errorf("%w: %q is not a class name", ErrBadURI, class)
+	}
+	return class, kind, nil
+}
+
+// List returns the resources of every class the scope may see.
+func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
+	names, err := s.ClassNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Resource, 0, 3*len(names))
+	for _, n := range names {
+		for _, k := range Kinds {
+			out = append(out, Resource{URI: URI(n, k), Name: n + " " + k, Description: fmt.Sprintf("The %s of the Parse class %s.", k, n)})
+		}
+	}
+	return out, nil
+}
+
+// Read returns the JSON text of a resource. Errors are *agent.ClassError
+// for a class the scope cannot see, ErrBadURI for a malformed URI.
+func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
+	class, kind, err := ParseURI(uri)
+	if err != nil {
+		return "", err
+	}
+	var v any
+	switch kind {
+	case KindSchema:
+		v, err = tools.DescribeSchema(ctx, s, class)
+	case KindCount:
+		var n int64
+		n, err = s.Count(ctx, &query.Query{Class: class})
+		v = map[string]any{"class_name": class, "count": n}
+	case KindSamples:
+		var rows []parse.Object
+		rows, err = tools.Samples(ctx, s, class, SampleLimit)
+		if rows == nil {
+			rows = []parse.Object{}
+		}
+		v = map[string]any{"class_name": class, "sample_count": len(rows), "results": rows}
+	}
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+// Complete returns the visible class names starting with prefix, for
+// completion of the {className} template argument.
+func Complete(ctx context.Context, s *agent.Scope, prefix string) ([]string, error) {
+	names, err := s.ClassNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	lp := strings.ToLower(prefix)
+	for _, n := range names {
+		if strings.HasPrefix(strings.ToLower(n), lp) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// dialect renders the query compiler's SQL for PostgreSQL in Parse Server's
+// layout: Object/Array as jsonb, permissions as text[], dates as timestamptz.
+type dialect struct{}
+
+func (dialect) Param(n int) string { return "$" + strconv.Itoa(n) }
+
+func (dialect) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+
+// JSONScalar extracts a scalar of the same JSON type as cmp (so a number
+// never equals a string, as in SQLite's json_extract); with a nil cmp it is
+// NULL when the path is missing or JSON null.
+func (dialect) JSONScalar(col string, sub []string, param func(any) string, cmp any) string {
+	p := param(sub) + "::text[]"
+	at := "(" + col + " #> " + p + ")"
+	text := "(" + col + " #>> " + p + ")"
+	switch cmp.(type) {
+	case nil:
+		return "NULLIF(" + at + ", 'null'::jsonb)"
+	case float64:
+		return "(CASE WHEN jsonb_typeof(" + at + ") = 'number' THEN " + text + "::double precision END)"
+	case bool:
+		return "(CASE WHEN jsonb_typeof(" + at + ") = 'boolean' THEN " + text + "::boolean END)"
+	}
+	return "(CASE WHEN jsonb_typeof(" + at + ") = 'string' THEN " + text + " END)"
+}
+
+func (dialect) ArrayAny(col string, cond func(string) string) string {
+	return "EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(" + col + ") = 'array' THEN " + col + " END) AS je(v) WHERE " + cond("je.v") + ")"
+}
+
+func (dialect) ArrayElem(v any) (any, string) {
+	b, _ := json.Marshal(v)
+	return string(b), "::jsonb"
+}
+
+func (dialect) ACLOverlap(col string, params []string) string {
+	return col + " && ARRAY[" + strings.Join(params, ", ") + "]::text[]"
+}
+
+// Regex renders flags as a PostgreSQL ARE embedded-options prefix. RE2's
+// defaults (. excludes newline; ^ $ anchor the text) are ARE's "p"; m adds
+// line anchors ("n"), s lets . match newline ("s" = ARE default, or "w"
+// with m).
+func (dialect) Regex(expr, pattern string, f query.RegexFlags) string {
+	opts := "p"
+	switch {
+	case f.Multiline && f.DotAll:
+		opts = "w"
+	case f.Multiline:
+		opts = "n"
+	case f.DotAll:
+		opts = "s"
+	}
+	if f.CaseInsensitive {
+		opts += "i"
+	}
+	return expr + " ~ ('(?" + opts + ")' || " + pattern + ")"
+}
+
+func (dialect) NullsOrder(desc bool) string {
+	if desc {
+		return " NULLS LAST"
+	}
+	return " NULLS FIRST"
+}
+
+func (dialect) Value(v any) any { return v }

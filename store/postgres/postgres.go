@@ -1,0 +1,530 @@
+// Package postgres is the PostgreSQL store, in Parse Server's own table
+// layout, so it reads and writes a database that Parse Server uses: one
+// table per class with typed columns (text, double precision, boolean,
+// timestamptz, jsonb for Object/Array/Bytes, point for GeoPoint, polygon),
+// `_rperm`/`_wperm` as text[], pointers as the bare objectId, Relations in
+// `"_Join:<field>:<Class>"(relatedId, owningId)` tables, and the `_SCHEMA`
+// table holding each class's fields, CLP and indexes.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// Store is the PostgreSQL store.
+type Store struct {
+	pool    *pgxpool.Pool
+	d       dialect
+	schemas store.SchemaCache
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects to the database at url (postgres://…) and makes sure the
+// `_SCHEMA` table and the system classes exist.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	s.schemas.Load = s.loadSchemas
+	if err := s.init(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Pool exposes the connection pool (benchmarks compare against raw SQL).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+func (s *Store) init(ctx context.Context) error {
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" varChar(120), "schema" jsonb, "isParseClass" bool, PRIMARY KEY ("className"))`); err != nil {
+		return fmt.Errorf("postgres: create _SCHEMA: %w", err)
+	}
+	for _, sch := range parse.SystemSchemas() {
+		if err := s.CreateClass(ctx, sch); err != nil && !errors.Is(err, store.ErrClassExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error) {
+	rows, err := s.pool.Query(ctx, `SELECT "className", "schema"::text FROM "_SCHEMA"`)
+	if err != nil {
+		return nil, fmt.Errorf("read _SCHEMA: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]parse.Schema{}
+	for rows.Next() {
+		var name, raw string
+		if err := rows.Scan(&name, &raw); err != nil {
+			return nil, err
+		}
+		sch, err := parse.UnmarshalStoredSchema(name, []byte(raw))
+		if err != nil {
+			return nil, err
+		}
+		out[name] = sch
+	}
+	return out, rows.Err()
+}
+
+// Schemas returns every class's schema, sorted by name.
+func (s *Store) Schemas(ctx context.Context) ([]parse.Schema, error) { return s.schemas.All(ctx) }
+
+// Schema returns one class's schema.
+func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) {
+	return s.schemas.One(ctx, class)
+}
+
+func columnType(t parse.FieldType) string {
+	switch t {
+	case parse.TypeNumber:
+		return "double precision"
+	case parse.TypeBoolean:
+		return "boolean"
+	case parse.TypeDate:
+		return "timestamp with time zone"
+	case parse.TypeObject, parse.TypeArray, parse.TypeBytes:
+		return "jsonb"
+	case parse.TypeGeoPoint:
+		return "point"
+	case parse.TypePolygon:
+		return "polygon"
+	}
+	return "text"
+}
+
+// CreateClass creates the class's table, join tables, indexes and
+// `_SCHEMA` row in one transaction.
+func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
+	if err := sch.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if sch.Fields == nil {
+		sch.Fields = map[string]parse.Field{}
+	}
+	for k, f := range parse.DefaultFields() {
+		sch.Fields[k] = f
+	}
+	d := s.d
+	cols := []string{
+		d.Ident(parse.FieldObjectID) + " text",
+		d.Ident(parse.FieldCreatedAt) + " timestamp with time zone",
+		d.Ident(parse.FieldUpdatedAt) + " timestamp with time zone",
+		d.Ident("_rperm") + " text[]",
+		d.Ident("_wperm") + " text[]",
+	}
+	var stmts []string
+	for _, name := range sch.FieldNames() {
+		f := sch.Fields[name]
+		if parse.IsSystemField(name) {
+			continue
+		}
+		if f.Type == parse.TypeRelation {
+			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" varChar(120), "owningId" varChar(120), PRIMARY KEY ("relatedId", "owningId"))`,
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+			continue
+		}
+		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
+	}
+	cols = append(cols, "PRIMARY KEY ("+d.Ident(parse.FieldObjectID)+")")
+	for _, name := range sortedKeys(sch.Indexes) {
+		keys := sch.Indexes[name]
+		var parts []string
+		for _, f := range sortedKeys(keys) {
+			if _, ok := sch.Fields[f]; !ok {
+				return fmt.Errorf("%w: index %s names unknown field %q", store.ErrInvalid, name, f)
+			}
+			parts = append(parts, d.Ident(f))
+		}
+		if len(parts) > 0 {
+			stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+d.Ident(name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
+		}
+	}
+	raw, err := parse.MarshalStoredSchema(sch)
+	if err != nil {
+		return err
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM "_SCHEMA" WHERE "className" = $1`, sch.ClassName).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: %s", store.ErrClassExists, sch.ClassName)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+d.Ident(sch.ClassName)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
+		return fmt.Errorf("create table %s: %w", sch.ClassName, err)
+	}
+	for _, st := range stmts {
+		if _, err := tx.Exec(ctx, st); err != nil {
+			return fmt.Errorf("create class %s: %w", sch.ClassName, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO "_SCHEMA" ("className", "schema", "isParseClass") VALUES ($1, $2::jsonb, true)`, sch.ClassName, string(raw)); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return err
+	}
+	s.schemas.Invalidate()
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Find runs q.
+func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	sch, err := s.Schema(ctx, q.Class)
+	if err != nil {
+		return nil, err
+	}
+	fields := store.ReadFields(sch, q.Keys)
+	var sel []string
+	for _, f := range fields {
+		switch {
+		case f == parse.FieldACL:
+			sel = append(sel, `"_rperm"`, `"_wperm"`)
+		case sch.Fields[f].Type == parse.TypeRelation:
+		default:
+			sel = append(sel, s.d.Ident(f))
+		}
+	}
+	b := &query.Builder{D: s.d}
+	sqlText := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.d.Ident(q.Class)
+	if w := b.Where(q); w != "" {
+		sqlText += " WHERE " + w
+	}
+	sqlText += " ORDER BY " + b.OrderBy(q.Order)
+	if q.Limit >= 0 {
+		sqlText += " LIMIT " + b.Param(int64(q.Limit))
+	}
+	sqlText += " OFFSET " + b.Param(int64(q.Skip))
+	rows, err := s.pool.Query(ctx, sqlText, b.Args...)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	defer rows.Close()
+	var out []parse.Object
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, wrapErr(ctx, err)
+		}
+		obj, err := decodeRow(sch, fields, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return out, nil
+}
+
+// Count counts the rows q's constraints select.
+func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
+	if _, err := s.Schema(ctx, q.Class); err != nil {
+		return 0, err
+	}
+	b := &query.Builder{D: s.d}
+	sqlText := "SELECT count(*) FROM " + s.d.Ident(q.Class)
+	if w := b.Where(q); w != "" {
+		sqlText += " WHERE " + w
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, sqlText, b.Args...).Scan(&n); err != nil {
+		return 0, wrapErr(ctx, err)
+	}
+	return n, nil
+}
+
+func wrapErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("query stopped: %w", ctxErr)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "57014" { // query_canceled (statement_timeout)
+		return fmt.Errorf("query stopped by the database: %w", context.DeadlineExceeded)
+	}
+	return err
+}
+
+func decodeRow(sch parse.Schema, fields []string, vals []any) (parse.Object, error) {
+	obj := make(parse.Object, len(fields))
+	i := 0
+	for _, name := range fields {
+		f := sch.Fields[name]
+		switch {
+		case name == parse.FieldACL:
+			r, rok := textArray(vals[i])
+			w, wok := textArray(vals[i+1])
+			if rok || wok {
+				obj[parse.FieldACL] = parse.ACLFromPerms(nonNilStrings(r), nonNilStrings(w)).Encode()
+			}
+			i += 2
+			continue
+		case f.Type == parse.TypeRelation:
+			obj[name] = parse.Relation(f.TargetClass)
+			continue
+		}
+		v, err := decodeValue(name, f, vals[i])
+		if err != nil {
+			return nil, fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
+		}
+		if v != nil {
+			obj[name] = v
+		}
+		i++
+	}
+	return obj, nil
+}
+
+func nonNilStrings(a []string) []string {
+	if a == nil {
+		return []string{}
+	}
+	return a
+}
+
+func textArray(v any) ([]string, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, false
+	case []string:
+		return x, true
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func decodeValue(name string, f parse.Field, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var n parse.Normalized
+	bad := func() (any, error) { return nil, fmt.Errorf("unexpected %T for a %s", v, f.Type) }
+	switch f.Type {
+	case parse.TypeNumber:
+		x, ok := v.(float64)
+		if !ok {
+			return bad()
+		}
+		n.Number = x
+	case parse.TypeBoolean:
+		x, ok := v.(bool)
+		if !ok {
+			return bad()
+		}
+		n.Bool = x
+	case parse.TypeDate:
+		x, ok := v.(time.Time)
+		if !ok {
+			return bad()
+		}
+		n.Time = x.UTC()
+	case parse.TypeObject, parse.TypeArray:
+		n.JSON = v
+	case parse.TypeBytes:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return bad()
+		}
+		n.String, _ = m["base64"].(string)
+	case parse.TypeGeoPoint:
+		p, ok := v.(pgtype.Point)
+		if !ok {
+			return bad()
+		}
+		n.Lng, n.Lat = p.P.X, p.P.Y
+	case parse.TypePolygon:
+		p, ok := v.(pgtype.Polygon)
+		if !ok {
+			return bad()
+		}
+		coords := make([]any, len(p.P))
+		for i, pt := range p.P {
+			coords[i] = []any{pt.Y, pt.X}
+		}
+		n.JSON = coords
+	default:
+		s, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		n.String = s
+	}
+	return parse.Denormalize(name, f, n), nil
+}
+
+// encodeValue renders a normalized value as the column's Go value for pgx.
+func encodeValue(f parse.Field, n parse.Normalized) any {
+	if n.Null {
+		return nil
+	}
+	switch f.Type {
+	case parse.TypeNumber:
+		return n.Number
+	case parse.TypeBoolean:
+		return n.Bool
+	case parse.TypeDate:
+		return n.Time
+	case parse.TypeObject, parse.TypeArray:
+		return n.JSON
+	case parse.TypeBytes:
+		return map[string]any{"__type": "Bytes", "base64": n.String}
+	case parse.TypeGeoPoint:
+		return pgtype.Point{P: pgtype.Vec2{X: n.Lng, Y: n.Lat}, Valid: true}
+	case parse.TypePolygon:
+		coords, _ := n.JSON.([]any)
+		pts := make([]pgtype.Vec2, 0, len(coords)+1)
+		for _, c := range coords {
+			pair, _ := c.([]any)
+			lat, _ := pair[0].(float64)
+			lng, _ := pair[1].(float64)
+			pts = append(pts, pgtype.Vec2{X: lng, Y: lat})
+		}
+		if len(pts) > 0 && pts[0] != pts[len(pts)-1] {
+			pts = append(pts, pts[0]) // Parse stores the ring closed
+		}
+		return pgtype.Polygon{P: pts, Valid: true}
+	}
+	return n.String
+}
+
+// Create inserts objs in one transaction (COPY for each group of objects
+// with the same fields).
+func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return err
+	}
+	rows, err := store.PrepareCreate(sch, objs, time.Now().UTC().Truncate(time.Millisecond))
+	if err != nil {
+		return err
+	}
+	type group struct {
+		cols []string
+		vals [][]any
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, r := range rows {
+		sig := strings.Join(r.Fields, "\x00")
+		g, ok := groups[sig]
+		if !ok {
+			g = &group{cols: append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...)}
+			groups[sig] = g
+			order = append(order, sig)
+		}
+		rp, wp := r.ACL.Perms()
+		vals := []any{r.ObjectID, r.CreatedAt, r.UpdatedAt, rp, wp}
+		for i, n := range r.Values {
+			vals = append(vals, encodeValue(r.Types[i], n))
+		}
+		g.vals = append(g.vals, vals)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for _, sig := range order {
+		g := groups[sig]
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{class}, g.cols, pgx.CopyFromRows(g.vals)); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+				return fmt.Errorf("%w: duplicate objectId in %s", store.ErrInvalid, class)
+			}
+			return wrapErr(ctx, err)
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+func (s *Store) relationField(ctx context.Context, class, field string) error {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return err
+	}
+	if f, ok := sch.Fields[field]; !ok || f.Type != parse.TypeRelation {
+		return fmt.Errorf("%w: %s.%s is not a Relation field", store.ErrInvalid, class, field)
+	}
+	return nil
+}
+
+// AddRelation links owningID's Relation field to relatedIDs.
+func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, relatedIDs []string) error {
+	if err := s.relationField(ctx, class, field); err != nil {
+		return err
+	}
+	if len(relatedIDs) == 0 {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, relatedIDs, owningID)
+	return wrapErr(ctx, err)
+}
+
+// RelatedIDs returns the ids owningID's Relation field links to.
+func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
+	if err := s.relationField(ctx, class, field); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return ids, nil
+}

@@ -1,0 +1,72 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// SchemaTTL bounds how stale a cached schema may be when another process
+// (another server, Parse Server itself) changes the database; changes made
+// through the same Store invalidate the cache at once.
+const SchemaTTL = time.Second
+
+// SchemaCache caches a backend's `_SCHEMA` table.
+type SchemaCache struct {
+	Load func(ctx context.Context) (map[string]parse.Schema, error)
+
+	mu       sync.Mutex
+	schemas  map[string]parse.Schema
+	loadedAt time.Time
+}
+
+func (c *SchemaCache) get(ctx context.Context) (map[string]parse.Schema, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.schemas != nil && time.Since(c.loadedAt) < SchemaTTL {
+		return c.schemas, nil
+	}
+	m, err := c.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.schemas, c.loadedAt = m, time.Now()
+	return m, nil
+}
+
+// Invalidate drops the cache.
+func (c *SchemaCache) Invalidate() {
+	c.mu.Lock()
+	c.schemas = nil
+	c.mu.Unlock()
+}
+
+// All returns every schema sorted by class name.
+func (c *SchemaCache) All(ctx context.Context) ([]parse.Schema, error) {
+	m, err := c.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parse.Schema, 0, len(m))
+	for _, s := range m {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ClassName < out[j].ClassName })
+	return out, nil
+}
+
+// One returns a class's schema or an error wrapping ErrClassNotFound.
+func (c *SchemaCache) One(ctx context.Context, class string) (parse.Schema, error) {
+	m, err := c.get(ctx)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	s, ok := m[class]
+	if !ok {
+		return parse.Schema{}, ClassNotFound(class)
+	}
+	return s, nil
+}

@@ -1,0 +1,97 @@
+package sqlite
+
+import (
+	"reflect"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// cloneSchema returns a deep copy of s, so a caller changing the schema it
+// was handed cannot change the store's cache.
+func cloneSchema(s parse.Schema) parse.Schema {
+	out := s
+	if s.Fields != nil {
+		out.Fields = make(map[string]parse.Field, len(s.Fields))
+		for k, f := range s.Fields {
+			f.DefaultValue = cloneJSON(f.DefaultValue)
+			out.Fields[k] = f
+		}
+	}
+	if s.Indexes != nil {
+		out.Indexes = make(map[string]map[string]int, len(s.Indexes))
+		for name, keys := range s.Indexes {
+			var k map[string]int
+			if keys != nil {
+				k = make(map[string]int, len(keys))
+				for f, dir := range keys {
+					k[f] = dir
+				}
+			}
+			out.Indexes[name] = k
+		}
+	}
+	c := &out.CLP
+	for _, p := range []**parse.OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
+		*p = cloneOpPerm(*p)
+	}
+	if s.CLP.ProtectedFields != nil {
+		c.ProtectedFields = make(map[string][]string, len(s.CLP.ProtectedFields))
+		for k, v := range s.CLP.ProtectedFields {
+			c.ProtectedFields[k] = cloneStrings(v)
+		}
+	}
+	c.ReadUserFields = cloneStrings(s.CLP.ReadUserFields)
+	c.WriteUserFields = cloneStrings(s.CLP.WriteUserFields)
+	return out
+}
+
+func cloneOpPerm(p *parse.OpPerm) *parse.OpPerm {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	if p.Entries != nil {
+		q.Entries = make(map[string]bool, len(p.Entries))
+		for k, v := range p.Entries {
+			q.Entries[k] = v
+		}
+	}
+	q.PointerFields = cloneStrings(p.PointerFields)
+	return &q
+}
+
+func cloneStrings(a []string) []string {
+	if a == nil {
+		return nil
+	}
+	return append(make([]string, 0, len(a)), a...)
+}
+
+// cloneJSON deep-copies a decoded JSON value.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = cloneJSON(e)
+		}
+		return a
+	}
+	return v
+}
+
+// closeRing returns a Polygon's coordinates with the first point repeated
+// last when the caller left the ring open, as Parse Server stores polygons.
+func closeRing(coords any) any {
+	pts, ok := coords.([]any)
+	if !ok || len(pts) == 0 || reflect.DeepEqual(pts[0], pts[len(pts)-1]) {
+		return coords
+	}
+	return append(append(make([]any, 0, len(pts)+1), pts...), pts[0])
+}

@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// StringList is a list argument that also accepts a comma-separated string
+// ("title,status"), as models often send one.
+type StringList []string
+
+// UnmarshalJSON accepts an array of strings or a comma-separated string.
+func (l *StringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = StringList{}
+		for _, part := range strings.Split(s, ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				*l = append(*l, p)
+			}
+		}
+		return nil
+	}
+	var arr []string
+	if err := json.Unmarshal(b, &arr); err != nil {
+		// A type error gets the argument's name filled in by the decoder.
+		return &json.UnmarshalTypeError{Value: "value", Type: reflect.TypeFor[[]string]()}
+	}
+	*l = arr
+	return nil
+}
+
+// Where is a where-constraint argument: a JSON object, or a string holding one.
+type Where json.RawMessage
+
+// UnmarshalJSON keeps the raw constraint.
+func (w *Where) UnmarshalJSON(b []byte) error {
+	*w = append((*w)[:0], b...)
+	return nil
+}
+
+// MarshalJSON returns the constraint as given.
+func (w Where) MarshalJSON() ([]byte, error) {
+	if len(w) == 0 {
+		return []byte("null"), nil
+	}
+	return []byte(w), nil
+}
+
+// object decodes the constraint to a map (nil when absent).
+func (w Where) object() (map[string]any, error) {
+	raw := bytes.TrimSpace(w)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, &Error{Code: CodeInvalidArgument, Message: "argument \"where\" is not valid JSON"}
+		}
+		raw = []byte(strings.TrimSpace(s))
+		if len(raw) == 0 {
+			return nil, nil
+		}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "argument \"where\" must be a JSON object of constraints, e.g. {\"status\":\"open\",\"total\":{\"$gte\":100}}", Details: map[string]any{"argument": "where"}}
+	}
+	return m, nil
+}
+
+// parse parses the constraint against sch.
+func (w Where) parse(sch parse.Schema) (query.Expr, map[string]any, error) {
+	m, err := w.object()
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := query.ParseWhere(sch, m)
+	return e, m, err
+}
+
+var whereSchema = &jsonschema.Schema{
+	Type:        "object",
+	Description: `Parse where-constraint, e.g. {"status":"open","priority":{"$gte":3},"project":"<objectId>","createdAt":{"$gte":{"__type":"Date","iso":"2025-01-01T00:00:00.000Z"}}}. Operators: $ne $lt $lte $gt $gte $in $nin $all $exists $regex (+$options "i") $or $and $nor; dot paths reach into Object fields.`,
+}
+
+func listSchema(desc string) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: desc}
+}
+
+// classSchema resolves a class_name argument through the scope.
+func classSchema(ctx context.Context, s *agent.Scope, class string) (parse.Schema, error) {
+	if strings.TrimSpace(class) == "" {
+		return parse.Schema{}, &Error{Code: CodeInvalidArgument, Message: "argument \"class_name\" is required", Details: map[string]any{"argument": "class_name"}}
+	}
+	return s.Schema(ctx, class)
+}

@@ -1,0 +1,219 @@
+// Package tools holds the built-in tools, one file per category, and the
+// registry they live in. A tool never touches a store.Store: its handler
+// gets an agent.Scope through the Call.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+)
+
+// The tool categories.
+const (
+	CategorySchema    = "schema"
+	CategoryQuery     = "query"
+	CategoryAggregate = "aggregate"
+	CategoryMutation  = "mutation"
+	CategoryExport    = "export"
+	CategoryDiscovery = "discovery"
+	CategoryCustom    = "custom"
+)
+
+// Categories describes each category in one line.
+var Categories = map[string]string{
+	CategorySchema:    "Class introspection: which classes exist, their fields, types, pointers and indexes.",
+	CategoryQuery:     "Read-only data access: find, count and fetch objects.",
+	CategoryAggregate: "Aggregation pipelines and group/distinct helpers.",
+	CategoryMutation:  "Domain actions and writes, when the operator allows them.",
+	CategoryExport:    "Bulk export as CSV, Markdown or a text table.",
+	CategoryDiscovery: "The tool catalog itself.",
+	CategoryCustom:    "Application-registered tools without a built-in category.",
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	Scope    *agent.Scope
+	Args     json.RawMessage
+	Registry *Registry
+}
+
+// Handler runs a tool. It returns the result data (marshalled to JSON for
+// the client) or an error (see AsError).
+type Handler func(ctx context.Context, c *Call) (any, error)
+
+// Tool is a registered tool.
+type Tool struct {
+	Name        string
+	Description string
+	Category    string
+	Permission  agent.Permission
+	// Timeout bounds one call; the context handed to the handler carries it
+	// down to the database.
+	Timeout time.Duration
+	// ReadOnly marks tools that change nothing (the MCP readOnlyHint).
+	ReadOnly bool
+	Input    *jsonschema.Schema
+	Handler  Handler
+}
+
+var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+
+// Registry is the set of tools a server offers. It is safe for concurrent use.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]*Tool
+	subs  map[int]func()
+	next  int
+}
+
+// NewRegistry returns a registry holding the built-in tools.
+func NewRegistry() *Registry {
+	r := &Registry{tools: map[string]*Tool{}, subs: map[int]func(){}}
+	for _, t := range Builtin() {
+		if err := r.register(t); err != nil {
+			panic(err) // a built-in that does not validate is a programming error
+		}
+	}
+	return r
+}
+
+func (r *Registry) register(t *Tool) error {
+	if !toolNameRE.MatchString(t.Name) {
+		return fmt.Errorf("tool name %q: use lowercase letters, digits and underscores", t.Name)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("tool %s: nil handler", t.Name)
+	}
+	if t.Input == nil {
+		t.Input = &jsonschema.Schema{Type: "object"}
+	}
+	if t.Category == "" {
+		t.Category = CategoryCustom
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = 30 * time.Second
+	}
+	r.tools[t.Name] = t
+	return nil
+}
+
+// Register adds or replaces a tool and tells the OnChange subscribers.
+func (r *Registry) Register(t *Tool) error {
+	r.mu.Lock()
+	err := r.register(t)
+	subs := r.subscribers()
+	r.mu.Unlock()
+	if err == nil {
+		for _, f := range subs {
+			f()
+		}
+	}
+	return err
+}
+
+func (r *Registry) subscribers() []func() {
+	out := make([]func(), 0, len(r.subs))
+	for _, f := range r.subs {
+		out = append(out, f)
+	}
+	return out
+}
+
+// OnChange calls f after each Register; the returned function unsubscribes.
+func (r *Registry) OnChange(f func()) func() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := r.next
+	r.next++
+	r.subs[id] = f
+	return func() {
+		r.mu.Lock()
+		delete(r.subs, id)
+		r.mu.Unlock()
+	}
+}
+
+// Get returns a tool by name.
+func (r *Registry) Get(name string) (*Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// List returns the tools, sorted by category then name.
+func (r *Registry) List() []*Tool {
+	r.mu.RLock()
+	out := make([]*Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	r.mu.RUnlock()
+	order := []string{CategoryDiscovery, CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryCustom}
+	rank := func(c string) int {
+		if i := slices.Index(order, c); i >= 0 {
+			return i
+		}
+		return len(order)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i].Category), rank(out[j].Category); ri != rj {
+			return ri < rj
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Allowed returns the tools agent a may call, optionally only those of a
+// category (case-insensitive; an unknown category yields none).
+func (r *Registry) Allowed(a *agent.Agent, category string) []*Tool {
+	var out []*Tool
+	for _, t := range r.List() {
+		if !a.Can(t.Permission) {
+			continue
+		}
+		if category != "" && !strings.EqualFold(category, t.Category) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Builtin returns fresh copies of the built-in tools.
+func Builtin() []*Tool {
+	var out []*Tool
+	out = append(out, discoveryTools()...)
+	out = append(out, schemaTools()...)
+	out = append(out, queryTools()...)
+	return out
+}
+
+// schemaFor infers an input schema from an argument struct and applies
+// per-property overrides.
+func schemaFor[T any](overrides map[string]*jsonschema.Schema) *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{})
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema for %T: %v", *new(T), err))
+	}
+	for k, v := range overrides {
+		if prev, ok := s.Properties[k]; ok && v.Description == "" {
+			v.Description = prev.Description
+		}
+		s.Properties[k] = v
+	}
+	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	return s
+}

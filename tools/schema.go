@@ -1,0 +1,160 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+func schemaTools() []*Tool {
+	return []*Tool{
+		{
+			Name:        "get_all_schemas",
+			Category:    CategorySchema,
+			Description: "List the Parse classes you can access, each with its fields and types (Pointer<Target> names the class a pointer refers to). Filter with names (exact class names) and/or prefix; both together intersect. Start here to learn the data model.",
+			Permission:  agent.Readonly,
+			Timeout:     15 * time.Second,
+			ReadOnly:    true,
+			Input: schemaFor[getAllSchemasArgs](map[string]*jsonschema.Schema{
+				"names": listSchema("Only these classes (exact, case-sensitive names)."),
+			}),
+			Handler: getAllSchemas,
+		},
+		{
+			Name:        "get_schema",
+			Category:    CategorySchema,
+			Description: "Describe one class in detail: every field with its type, whether it is required, pointer and relation targets with a ready-to-use query hint, class-level permissions and indexes.",
+			Permission:  agent.Readonly,
+			Timeout:     10 * time.Second,
+			ReadOnly:    true,
+			Input:       schemaFor[classArgs](nil),
+			Handler:     getSchema,
+		},
+	}
+}
+
+type getAllSchemasArgs struct {
+	Names  StringList `json:"names,omitempty" jsonschema:"only these classes (exact names)"`
+	Prefix string     `json:"prefix,omitempty" jsonschema:"only classes whose name starts with this (case-sensitive)"`
+}
+
+type classArgs struct {
+	ClassName string `json:"class_name" jsonschema:"the Parse class, e.g. Ticket or _User"`
+}
+
+// typeLabel renders a field type compactly: "Pointer<Project>".
+func typeLabel(f parse.Field) string {
+	if f.TargetClass != "" {
+		return fmt.Sprintf("%s<%s>", f.Type, f.TargetClass)
+	}
+	return string(f.Type)
+}
+
+func getAllSchemas(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[getAllSchemasArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	schemas, err := c.Scope.Schemas(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, n := range args.Names {
+		want[n] = true
+	}
+	builtIn, custom := []any{}, []any{}
+	for _, sch := range schemas {
+		if len(want) > 0 && !want[sch.ClassName] {
+			continue
+		}
+		if args.Prefix != "" && !strings.HasPrefix(sch.ClassName, args.Prefix) {
+			continue
+		}
+		fields := map[string]string{}
+		for name, f := range sch.Fields {
+			fields[name] = typeLabel(f)
+		}
+		entry := map[string]any{"name": sch.ClassName, "field_count": len(fields), "fields": fields}
+		if parse.IsSystemClass(sch.ClassName) {
+			builtIn = append(builtIn, entry)
+		} else {
+			custom = append(custom, entry)
+		}
+	}
+	return map[string]any{
+		"total":    len(builtIn) + len(custom),
+		"built_in": builtIn,
+		"custom":   custom,
+		"note":     "Use get_schema(class_name) for required flags, pointer query hints and indexes; count_objects to size a class before querying it.",
+	}, nil
+}
+
+func getSchema(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[classArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	if err != nil {
+		return nil, err
+	}
+	return describeSchema(sch), nil
+}
+
+// describeSchema is the get_schema result (also the parse://{class}/schema resource).
+func describeSchema(sch parse.Schema) map[string]any {
+	fields := make([]any, 0, len(sch.Fields))
+	for _, name := range sch.FieldNames() {
+		f, ok := sch.Fields[name]
+		if !ok {
+			continue
+		}
+		entry := map[string]any{"name": name, "type": string(f.Type), "required": f.Required}
+		if f.TargetClass != "" {
+			entry["target_class"] = f.TargetClass
+		}
+		if f.DefaultValue != nil {
+			entry["default_value"] = f.DefaultValue
+		}
+		switch f.Type {
+		case parse.TypePointer:
+			entry["query_hint"] = fmt.Sprintf(`Pointer to %s. Equality: {"%s":"<objectId>"} or {"%s":{"__type":"Pointer","className":"%s","objectId":"<id>"}}. $in/$nin take bare objectIds: {"%s":{"$in":["<id1>","<id2>"]}}. Add include:["%s"] to fetch the %s objects inline.`,
+				f.TargetClass, name, name, f.TargetClass, name, name, f.TargetClass)
+		case parse.TypeRelation:
+			entry["query_hint"] = fmt.Sprintf("Relation to %s: a many-to-many link stored outside the row; it cannot be filtered with a plain where on this field.", f.TargetClass)
+		case parse.TypeDate:
+			entry["query_hint"] = fmt.Sprintf(`Compare with {"%s":{"$gte":{"__type":"Date","iso":"2025-01-01T00:00:00.000Z"}}}.`, name)
+		case parse.TypeACL:
+			entry["description"] = "Access control list: who may read and write this object."
+		}
+		fields = append(fields, entry)
+	}
+	indexes := []any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}
+	names := make([]string, 0, len(sch.Indexes))
+	for n := range sch.Indexes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		indexes = append(indexes, map[string]any{"name": n, "keys": sch.Indexes[n]})
+	}
+	kind := "custom"
+	if parse.IsSystemClass(sch.ClassName) {
+		kind = "built_in"
+	}
+	return map[string]any{
+		"class_name":              sch.ClassName,
+		"type":                    kind,
+		"fields":                  fields,
+		"indexes":                 indexes,
+		"class_level_permissions": sch.CLP,
+	}
+}
