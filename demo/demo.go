@@ -25,12 +25,14 @@
 //
 // ACLs cover every kind: no ACL (public), explicit public read
 // ({"*":{"read":true}, …}), per-user, per-role and {} (master key only).
-// Class-level permissions: Order is readable by roles Admin, Manager and
-// Sales only; Customer needs an authenticated user and hides email and phone
+// Class-level permissions: Order is readable (get, find, count) by roles
+// Admin, Manager and Sales only, writable by Admin and Sales; Customer needs
+// an authenticated user to read and hides email and phone (protectedFields)
 // from everyone but roles Sales and Admin; Project hides budget from
-// everyone but roles Manager and Admin; Organization and Product are
-// created, updated and deleted by role Admin only; no class accepts new
-// fields without the master key.
+// everyone but roles Manager and Admin; Comment needs an authenticated user
+// to create; Ticket is deleted by Admin and Manager only; Organization and
+// Product are created, updated and deleted by role Admin only; no class
+// accepts new fields without the master key (addField {}).
 //
 // # Fixtures
 //
@@ -104,7 +106,8 @@ var (
 )
 
 // Fixture organizations. There are always at least these three; Acme is the
-// largest tenant. Their plans are enterprise, business and free.
+// largest tenant. Their plans are enterprise, business and free; they are
+// based in San Francisco (USD), London (GBP) and Austin (USD).
 const (
 	OrgAcmeID      = "OAAAAAAAAB"
 	OrgAcmeName    = "Acme Corp"
@@ -158,7 +161,8 @@ const (
 	SupportUserID   = "UAAAAAAAAD"
 	SupportUsername = "support"
 	// NoRoleUserID ("norole") belongs to Acme but is in no role and no
-	// project: it sees public rows and its own only.
+	// project and is never assigned anything: it sees public rows only
+	// (and its own _User row).
 	NoRoleUserID   = "UAAAAAAAAE"
 	NoRoleUsername = "norole"
 	// GlobexUserID ("globex") is in role org-globex only and owns Globex.

@@ -649,3 +649,18 @@ func TestAllocate(t *testing.T) {
 		t.Errorf("allocate below the minimum: %v", got)
 	}
 }
+
+func BenchmarkGenerate(b *testing.B) {
+	ctx := context.Background()
+	for i := range b.N {
+		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("demo%d.sqlite", i)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := Generate(ctx, st, Options{Rows: DefaultRows}); err != nil {
+			b.Fatal(err)
+		}
+		st.Close()
+	}
+	b.ReportMetric(float64(DefaultRows*b.N)/b.Elapsed().Seconds(), "objects/s")
+}

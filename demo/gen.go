@@ -49,8 +49,7 @@ type gen struct {
 	stats    Stats
 
 	orgs        []orgInfo
-	orgUsers    [][]int32 // per organization: the users assignments are drawn from
-	userCreated []int64
+	orgUsers    [][]int32  // per organization: the users assignments are drawn from
 	roleMembers [][]string // per role index: user ids
 
 	projCreated []int64
@@ -277,21 +276,6 @@ func setACL(o parse.Object, a map[string]any) {
 
 // --- the kinds ---
 
-func (g *gen) orgOf(k, i int) int {
-	// Binary search of the contiguous per-organization ranges.
-	off := g.p.off[k]
-	lo, hi := 0, g.p.orgs-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if off[mid] <= i {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
-}
-
 func (g *gen) user(o int, r *rand.Rand) int32 { return pick(r, g.orgUsers[o]) }
 
 func userPtr(u int32) map[string]any { return parse.Pointer(parse.ClassUser, id(kUser, int(u))) }
@@ -335,6 +319,9 @@ func (g *gen) genOrgs() error {
 		}
 		used[slug] = true
 		ct := r.IntN(len(cities))
+		if o < len(fixtureOrgs) {
+			ct = cityIndex(fixtureOrgs[o].city)
+		}
 		c := cities[ct]
 		var created int64
 		if o == 0 {
@@ -381,6 +368,15 @@ func (g *gen) genOrgs() error {
 	return b.flush()
 }
 
+func cityIndex(name string) int {
+	for i, c := range cities {
+		if c.Name == name {
+			return i
+		}
+	}
+	panic("demo: unknown city " + name)
+}
+
 func geo(r *rand.Rand, c city, jitter float64) map[string]any {
 	lat := math.Round((c.Lat+(r.Float64()*2-1)*jitter)*1e6) / 1e6
 	lng := math.Round((c.Lng+(r.Float64()*2-1)*jitter)*1e6) / 1e6
@@ -394,7 +390,6 @@ func (g *gen) genUsers() error {
 	for i, name := range globalRoles {
 		roleIndex[name] = i
 	}
-	g.userCreated = make([]int64, g.p.count[kUser])
 	b := g.batcher(kUser)
 	write := func(u, o int, username string, roles []string, member, fixture bool) error {
 		uid := id(kUser, u)
@@ -405,7 +400,6 @@ func (g *gen) genUsers() error {
 		} else {
 			created = after(r, org.created)
 		}
-		g.userCreated[u] = created
 		if member {
 			g.roleMembers[len(globalRoles)+o] = append(g.roleMembers[len(globalRoles)+o], uid)
 		}

@@ -62,8 +62,10 @@ const noRoleUser = 3
 var globalRoles = []string{RoleAdmin, RoleManager, RoleSupport, RoleSales}
 
 // fixtureOrgs are the first organizations, with their fixed names.
-var fixtureOrgs = []struct{ name, slug, plan string }{
-	{OrgAcmeName, OrgAcmeSlug, "enterprise"}, {OrgGlobexName, OrgGlobexSlug, "business"}, {OrgInitechName, OrgInitechSlug, "free"},
+var fixtureOrgs = []struct{ name, slug, plan, city string }{
+	{OrgAcmeName, OrgAcmeSlug, "enterprise", "San Francisco"},
+	{OrgGlobexName, OrgGlobexSlug, "business", "London"},
+	{OrgInitechName, OrgInitechSlug, "free", "Austin"},
 }
 
 // fixtureTickets is the number of Acme tickets with a fixed ACL kind.

@@ -112,7 +112,7 @@ func Normalize(name string, f Field, v any) (Normalized, error) {
 						return Normalized{}, bad("a Polygon of [lat, lng] pairs")
 					}
 				}
-				return Normalized{JSON: c}, nil
+				return Normalized{JSON: closeRing(c)}, nil // stored closed, as Parse does
 			}
 		}
 		return Normalized{}, bad(`{"__type":"Polygon","coordinates":[[lat,lng],…]} with at least 3 points`)

@@ -21,9 +21,9 @@ type Row struct {
 }
 
 // PrepareCreate validates objs for class sch and assigns what is missing
-// (objectId, createdAt, updatedAt = createdAt). The assigned values are
-// written back into objs. Errors wrap ErrInvalid and name the object and
-// field.
+// (objectId, createdAt, updatedAt = createdAt). It does not change objs:
+// call WriteBack once the rows are committed. Errors wrap ErrInvalid and
+// name the object and field.
 func PrepareCreate(sch parse.Schema, objs []parse.Object, now time.Time) ([]Row, error) {
 	rows := make([]Row, 0, len(objs))
 	seen := make(map[string]bool, len(objs))
@@ -32,7 +32,10 @@ func PrepareCreate(sch parse.Schema, objs []parse.Object, now time.Time) ([]Row,
 			return nil, fmt.Errorf("%w: object %d is null", ErrInvalid, i)
 		}
 		r := Row{CreatedAt: now}
-		id, _ := obj[parse.FieldObjectID].(string)
+		id, isString := obj[parse.FieldObjectID].(string)
+		if !isString && obj[parse.FieldObjectID] != nil {
+			return nil, fmt.Errorf("%w: object %d: objectId must be a string, got %T", ErrInvalid, i, obj[parse.FieldObjectID])
+		}
 		switch {
 		case id == "":
 			id = parse.NewObjectID()
@@ -87,12 +90,18 @@ func PrepareCreate(sch parse.Schema, objs []parse.Object, now time.Time) ([]Row,
 				return nil, fmt.Errorf("%w: object %d: required field %q is missing", ErrInvalid, i, k)
 			}
 		}
-		obj[parse.FieldObjectID] = id
-		obj[parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)
-		obj[parse.FieldUpdatedAt] = parse.FormatDate(r.UpdatedAt)
 		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// WriteBack records in objs what PrepareCreate assigned, after commit.
+func WriteBack(rows []Row, objs []parse.Object) {
+	for i, r := range rows {
+		objs[i][parse.FieldObjectID] = r.ObjectID
+		objs[i][parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)
+		objs[i][parse.FieldUpdatedAt] = parse.FormatDate(r.UpdatedAt)
+	}
 }
 
 // ReadFields lists the fields a find reads for keys (nil: all): the system

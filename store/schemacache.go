@@ -52,14 +52,25 @@ func (c *SchemaCache) All(ctx context.Context) ([]parse.Schema, error) {
 	}
 	out := make([]parse.Schema, 0, len(m))
 	for _, s := range m {
-		out = append(out, s)
+		out = append(out, s.Clone())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClassName < out[j].ClassName })
 	return out, nil
 }
 
-// One returns a class's schema or an error wrapping ErrClassNotFound.
+// One returns a copy of a class's schema, or an error wrapping
+// ErrClassNotFound.
 func (c *SchemaCache) One(ctx context.Context, class string) (parse.Schema, error) {
+	s, err := c.Shared(ctx, class)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	return s.Clone(), nil
+}
+
+// Shared returns the cached schema itself, for read-only use inside a
+// backend (no copy on the query path).
+func (c *SchemaCache) Shared(ctx context.Context, class string) (parse.Schema, error) {
 	m, err := c.get(ctx)
 	if err != nil {
 		return parse.Schema{}, err

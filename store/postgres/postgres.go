@@ -128,6 +128,7 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	if err := sch.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
+	sch = sch.Clone() // the caller's schema stays as it was
 	if sch.Fields == nil {
 		sch.Fields = map[string]parse.Field{}
 	}
@@ -167,7 +168,8 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			parts = append(parts, d.Ident(f))
 		}
 		if len(parts) > 0 {
-			stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+d.Ident(name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
+			// Prefixed: SQL index names are per database, Parse's per class.
+			stmts = append(stmts, `CREATE INDEX IF NOT EXISTS `+d.Ident(sch.ClassName+"_"+name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
 		}
 	}
 	raw, err := parse.MarshalStoredSchema(sch)
@@ -213,34 +215,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
+// codec reads PostgreSQL's columns back.
+var codec = store.ColumnCodec{Perms: textArray, Value: decodeValue}
+
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	sch, err := s.Schema(ctx, q.Class)
+	sch, err := s.schemas.Shared(ctx, q.Class)
 	if err != nil {
 		return nil, err
 	}
-	fields := store.ReadFields(sch, q.Keys)
-	var sel []string
-	for _, f := range fields {
-		switch {
-		case f == parse.FieldACL:
-			sel = append(sel, `"_rperm"`, `"_wperm"`)
-		case sch.Fields[f].Type == parse.TypeRelation:
-		default:
-			sel = append(sel, s.d.Ident(f))
-		}
-	}
-	b := &query.Builder{D: s.d}
-	sqlText := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.d.Ident(q.Class)
-	if w := b.Where(q); w != "" {
-		sqlText += " WHERE " + w
-	}
-	sqlText += " ORDER BY " + b.OrderBy(q.Order)
-	if q.Limit >= 0 {
-		sqlText += " LIMIT " + b.Param(int64(q.Limit))
-	}
-	sqlText += " OFFSET " + b.Param(int64(q.Skip))
-	rows, err := s.pool.Query(ctx, sqlText, b.Args...)
+	sqlText, args, fields := store.FindSQL(s.d, sch, q, nil) // LIMIT NULL: no limit
+	rows, err := s.pool.Query(ctx, sqlText, args...)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
@@ -251,7 +236,7 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		if err != nil {
 			return nil, wrapErr(ctx, err)
 		}
-		obj, err := decodeRow(sch, fields, vals)
+		obj, err := store.DecodeRow(codec, sch, fields, vals)
 		if err != nil {
 			return nil, err
 		}
@@ -265,16 +250,12 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 
 // Count counts the rows q's constraints select.
 func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
-	if _, err := s.Schema(ctx, q.Class); err != nil {
+	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
 		return 0, err
 	}
-	b := &query.Builder{D: s.d}
-	sqlText := "SELECT count(*) FROM " + s.d.Ident(q.Class)
-	if w := b.Where(q); w != "" {
-		sqlText += " WHERE " + w
-	}
+	sqlText, args := store.CountSQL(s.d, q)
 	var n int64
-	if err := s.pool.QueryRow(ctx, sqlText, b.Args...).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, sqlText, args...).Scan(&n); err != nil {
 		return 0, wrapErr(ctx, err)
 	}
 	return n, nil
@@ -291,67 +272,29 @@ func wrapErr(ctx context.Context, err error) error {
 	return err
 }
 
-func decodeRow(sch parse.Schema, fields []string, vals []any) (parse.Object, error) {
-	obj := make(parse.Object, len(fields))
-	i := 0
-	for _, name := range fields {
-		f := sch.Fields[name]
-		switch {
-		case name == parse.FieldACL:
-			r, rok := textArray(vals[i])
-			w, wok := textArray(vals[i+1])
-			if rok || wok {
-				obj[parse.FieldACL] = parse.ACLFromPerms(nonNilStrings(r), nonNilStrings(w)).Encode()
-			}
-			i += 2
-			continue
-		case f.Type == parse.TypeRelation:
-			obj[name] = parse.Relation(f.TargetClass)
-			continue
-		}
-		v, err := decodeValue(name, f, vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
-		}
-		if v != nil {
-			obj[name] = v
-		}
-		i++
-	}
-	return obj, nil
-}
-
-func nonNilStrings(a []string) []string {
-	if a == nil {
-		return []string{}
-	}
-	return a
-}
-
-func textArray(v any) ([]string, bool) {
+func textArray(v any) ([]string, bool, error) {
 	switch x := v.(type) {
 	case nil:
-		return nil, false
+		return nil, false, nil
 	case []string:
-		return x, true
+		return x, true, nil
 	case []any:
 		out := make([]string, 0, len(x))
 		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
+			s, ok := e.(string)
+			if !ok {
+				return nil, false, fmt.Errorf("unexpected %T in a permission array", e)
 			}
+			out = append(out, s)
 		}
-		return out, true
+		return out, true, nil
 	}
-	return nil, false
+	return nil, false, fmt.Errorf("unexpected %T for a permission array", v)
 }
 
-func decodeValue(name string, f parse.Field, v any) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
+func decodeValue(f parse.Field, v any) (parse.Normalized, error) {
 	var n parse.Normalized
-	bad := func() (any, error) { return nil, fmt.Errorf("unexpected %T for a %s", v, f.Type) }
+	bad := func() (parse.Normalized, error) { return n, fmt.Errorf("unexpected %T for a %s", v, f.Type) }
 	switch f.Type {
 	case parse.TypeNumber:
 		x, ok := v.(float64)
@@ -402,7 +345,7 @@ func decodeValue(name string, f parse.Field, v any) (any, error) {
 		}
 		n.String = s
 	}
-	return parse.Denormalize(name, f, n), nil
+	return n, nil
 }
 
 // encodeValue renders a normalized value as the column's Go value for pgx.
@@ -432,9 +375,6 @@ func encodeValue(f parse.Field, n parse.Normalized) any {
 			lng, _ := pair[1].(float64)
 			pts = append(pts, pgtype.Vec2{X: lng, Y: lat})
 		}
-		if len(pts) > 0 && pts[0] != pts[len(pts)-1] {
-			pts = append(pts, pts[0]) // Parse stores the ring closed
-		}
 		return pgtype.Polygon{P: pts, Valid: true}
 	}
 	return n.String
@@ -443,7 +383,7 @@ func encodeValue(f parse.Field, n parse.Normalized) any {
 // Create inserts objs in one transaction (COPY for each group of objects
 // with the same fields).
 func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
-	sch, err := s.Schema(ctx, class)
+	sch, err := s.schemas.Shared(ctx, class)
 	if err != nil {
 		return err
 	}
@@ -487,11 +427,15 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 			return wrapErr(ctx, err)
 		}
 	}
-	return tx.Commit(ctx)
+	if err := tx.Commit(ctx); err != nil {
+		return wrapErr(ctx, err)
+	}
+	store.WriteBack(rows, objs) // only a committed batch changes the objects passed in
+	return nil
 }
 
 func (s *Store) relationField(ctx context.Context, class, field string) error {
-	sch, err := s.Schema(ctx, class)
+	sch, err := s.schemas.Shared(ctx, class)
 	if err != nil {
 		return err
 	}

@@ -33,8 +33,16 @@ func (dialect) JSONScalar(col string, sub []string, param func(any) string, _ an
 	return "json_extract(" + col + ", " + param(b.String()) + ")"
 }
 
+// arrayElem is the element json_each yields, typed as MongoDB compares
+// array elements: json_each reports true/false as 1/0, so booleans become
+// one-byte BLOBs (which never equal a number or a string, and match what
+// ArrayElem binds for a boolean); nested arrays and objects (their JSON
+// text) and nulls become NULL and match no scalar.
+const arrayElem = "(CASE je.type WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' " +
+	"WHEN 'text' THEN je.value WHEN 'integer' THEN je.value WHEN 'real' THEN je.value END)"
+
 func (dialect) ArrayAny(col string, cond func(string) string) string {
-	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS je WHERE " + cond("je.value") + ")"
+	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS je WHERE " + cond(arrayElem) + ")"
 }
 
 func (dialect) ACLOverlap(col string, params []string) string {
@@ -48,7 +56,17 @@ func (dialect) Regex(expr, pattern string, flags query.RegexFlags) string {
 	return "parsemcp_regexp(" + pattern + ", " + expr + ")"
 }
 
-func (d dialect) ArrayElem(v any) (any, string) { return d.Value(v), "" }
+// ArrayElem binds a value compared with arrayElem: booleans as the BLOBs
+// arrayElem renders them as.
+func (d dialect) ArrayElem(v any) (any, string) {
+	if b, ok := v.(bool); ok {
+		if b {
+			return []byte{1}, ""
+		}
+		return []byte{0}, ""
+	}
+	return d.Value(v), ""
+}
 
 func (dialect) NullsOrder(desc bool) string {
 	if desc {

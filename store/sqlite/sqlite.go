@@ -17,7 +17,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -29,19 +28,12 @@ import (
 
 // Store is the SQLite store.
 type Store struct {
-	db *sql.DB
-	d  dialect
-
-	mu       sync.Mutex
-	schemas  map[string]parse.Schema
-	loadedAt time.Time
+	db      *sql.DB
+	d       dialect
+	schemas store.SchemaCache
 }
 
 var _ store.Store = (*Store)(nil)
-
-// schemaTTL bounds how stale the schema cache may be when another process
-// changes the database; changes made through this Store refresh it at once.
-const schemaTTL = time.Second
 
 // Open opens (creating if needed) the database at path. Use ":memory:" only
 // for throwaway tests: each pooled connection would see its own database, so
@@ -62,6 +54,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.SetMaxOpenConns(8)
 	}
 	s := &Store{db: db}
+	s.schemas.Load = s.loadSchemas
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -96,11 +89,6 @@ func (s *Store) init(ctx context.Context) error {
 }
 
 func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.schemas != nil && time.Since(s.loadedAt) < schemaTTL {
-		return s.schemas, nil
-	}
 	rows, err := s.db.QueryContext(ctx, `SELECT "className", "schema" FROM "_SCHEMA"`)
 	if err != nil {
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
@@ -118,55 +106,15 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		}
 		out[name] = sch
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	s.schemas, s.loadedAt = out, time.Now()
-	return out, nil
-}
-
-func (s *Store) invalidate() {
-	s.mu.Lock()
-	s.schemas = nil
-	s.mu.Unlock()
+	return out, rows.Err()
 }
 
 // Schemas returns every class's schema, sorted by name.
-func (s *Store) Schemas(ctx context.Context) ([]parse.Schema, error) {
-	m, err := s.loadSchemas(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]parse.Schema, 0, len(m))
-	for _, sch := range m {
-		out = append(out, cloneSchema(sch))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ClassName < out[j].ClassName })
-	return out, nil
-}
+func (s *Store) Schemas(ctx context.Context) ([]parse.Schema, error) { return s.schemas.All(ctx) }
 
-// Schema returns one class's schema. The caller owns the copy it gets: the
-// cache is not reachable through it.
+// Schema returns a copy of one class's schema.
 func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) {
-	sch, err := s.schema(ctx, class)
-	if err != nil {
-		return parse.Schema{}, err
-	}
-	return cloneSchema(sch), nil
-}
-
-// schema returns the cached schema itself, for read-only use inside the
-// store.
-func (s *Store) schema(ctx context.Context, class string) (parse.Schema, error) {
-	m, err := s.loadSchemas(ctx)
-	if err != nil {
-		return parse.Schema{}, err
-	}
-	sch, ok := m[class]
-	if !ok {
-		return parse.Schema{}, store.ClassNotFound(class)
-	}
-	return sch, nil
+	return s.schemas.One(ctx, class)
 }
 
 func columnType(t parse.FieldType) string {
@@ -256,7 +204,10 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			}
 			parts = append(parts, d.Ident(f)+dir)
 		}
-		stmts = append(stmts, `CREATE INDEX `+d.Ident(name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
+		// SQLite index names are global to the database, Parse's are per
+		// class ("name_1" on many classes): qualify them with the class
+		// (class names hold no ':').
+		stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+":"+name)+` ON `+d.Ident(sch.ClassName)+` (`+strings.Join(parts, ", ")+`)`)
 	}
 	for _, st := range stmts {
 		if _, err := tx.ExecContext(ctx, st); err != nil {
@@ -273,71 +224,32 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	s.invalidate()
+	s.schemas.Invalidate()
 	return nil
 }
 
-// selectColumns lists the fields to read for keys (nil: all), in schema
-// order. Relation fields are listed but have no column: decodeRow renders
-// Parse's {"__type":"Relation","className":…} marker for them.
-func selectColumns(sch parse.Schema, keys []string) []string {
-	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
-	if keys == nil {
-		for name := range sch.Fields {
-			want[name] = true
-		}
-	} else {
-		for _, k := range keys {
-			head, _, _ := strings.Cut(k, ".")
-			want[head] = true
-		}
-	}
-	var cols []string
-	for _, name := range sch.FieldNames() {
-		if !want[name] {
-			continue
-		}
-		cols = append(cols, name)
-	}
-	return cols
-}
+// codec reads SQLite's columns back.
+var codec = store.ColumnCodec{Perms: permArray, Value: decodeValue}
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	sch, err := s.schema(ctx, q.Class)
+	sch, err := s.schemas.Shared(ctx, q.Class)
 	if err != nil {
 		return nil, err
 	}
-	fields := selectColumns(sch, q.Keys)
-	b := &query.Builder{D: s.d}
-	var sel []string
-	for _, f := range fields {
-		switch {
-		case f == parse.FieldACL:
-			sel = append(sel, `"_rperm"`, `"_wperm"`)
-		case sch.Fields[f].Type == parse.TypeRelation:
-		default:
-			sel = append(sel, s.d.Ident(f))
-		}
-	}
-	sqlText := "SELECT " + strings.Join(sel, ", ") + " FROM " + s.d.Ident(q.Class)
-	if w := b.Where(q); w != "" {
-		sqlText += " WHERE " + w
-	}
-	sqlText += " ORDER BY " + b.OrderBy(q.Order)
-	limit := int64(q.Limit)
-	if q.Limit < 0 {
-		limit = -1
-	}
-	sqlText += " LIMIT " + b.Param(limit) + " OFFSET " + b.Param(int64(q.Skip))
-	rows, err := s.db.QueryContext(ctx, sqlText, b.Args...)
+	sqlText, args, fields := store.FindSQL(s.d, sch, q, int64(-1))
+	rows, err := s.db.QueryContext(ctx, sqlText, args...)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
 	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
 	var out []parse.Object
-	vals := make([]any, len(sel))
-	ptrs := make([]any, len(sel))
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
@@ -345,7 +257,7 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, wrapErr(ctx, err)
 		}
-		obj, err := decodeRow(sch, fields, vals)
+		obj, err := store.DecodeRow(codec, sch, fields, vals)
 		if err != nil {
 			return nil, err
 		}
@@ -359,16 +271,12 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 
 // Count counts the rows q's constraints select.
 func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
-	if _, err := s.schema(ctx, q.Class); err != nil {
+	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
 		return 0, err
 	}
-	b := &query.Builder{D: s.d}
-	sqlText := "SELECT count(*) FROM " + s.d.Ident(q.Class)
-	if w := b.Where(q); w != "" {
-		sqlText += " WHERE " + w
-	}
+	sqlText, args := store.CountSQL(s.d, q)
 	var n int64
-	if err := s.db.QueryRowContext(ctx, sqlText, b.Args...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, sqlText, args...).Scan(&n); err != nil {
 		return 0, wrapErr(ctx, err)
 	}
 	return n, nil
@@ -383,54 +291,16 @@ func wrapErr(ctx context.Context, err error) error {
 	return err
 }
 
-func decodeRow(sch parse.Schema, fields []string, vals []any) (parse.Object, error) {
-	obj := make(parse.Object, len(fields))
-	i := 0
-	for _, name := range fields {
-		if name == parse.FieldACL {
-			r, err := permArray(vals[i])
-			if err != nil {
-				return nil, err
-			}
-			w, err := permArray(vals[i+1])
-			if err != nil {
-				return nil, err
-			}
-			if acl := parse.ACLFromPerms(r, w); acl != nil {
-				obj[parse.FieldACL] = acl.Encode()
-			}
-			i += 2
-			continue
-		}
-		if f := sch.Fields[name]; f.Type == parse.TypeRelation {
-			obj[name] = map[string]any{"__type": "Relation", "className": f.TargetClass}
-			continue
-		}
-		v, err := decodeValue(name, sch.Fields[name], vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
-		}
-		if v != nil {
-			obj[name] = v
-		}
-		i++
-	}
-	return obj, nil
-}
-
-func permArray(v any) ([]string, error) {
+func permArray(v any) ([]string, bool, error) {
 	s, ok := asText(v)
 	if !ok {
-		return nil, nil
+		return nil, false, nil
 	}
 	var out []string
 	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		return nil, fmt.Errorf("permission array: %w", err)
+		return nil, false, fmt.Errorf("permission array: %w", err)
 	}
-	if out == nil {
-		out = []string{}
-	}
-	return out, nil
+	return out, true, nil
 }
 
 func asText(v any) (string, bool) {
@@ -443,10 +313,7 @@ func asText(v any) (string, bool) {
 	return "", false
 }
 
-func decodeValue(name string, f parse.Field, v any) (any, error) {
-	if v == nil {
-		return nil, nil
-	}
+func decodeValue(f parse.Field, v any) (parse.Normalized, error) {
 	var n parse.Normalized
 	switch f.Type {
 	case parse.TypeNumber:
@@ -456,44 +323,42 @@ func decodeValue(name string, f parse.Field, v any) (any, error) {
 		case int64:
 			n.Number = float64(x)
 		default:
-			return nil, fmt.Errorf("unexpected %T for a Number", v)
+			return n, fmt.Errorf("unexpected %T for a Number", v)
 		}
+		return n, nil
 	case parse.TypeBoolean:
 		x, ok := v.(int64)
 		if !ok {
-			return nil, fmt.Errorf("unexpected %T for a Boolean", v)
+			return n, fmt.Errorf("unexpected %T for a Boolean", v)
 		}
 		n.Bool = x != 0
-	default:
-		s, ok := asText(v)
-		if !ok {
-			return nil, fmt.Errorf("unexpected %T", v)
-		}
-		switch f.Type {
-		case parse.TypeDate:
-			t, err := parse.ParseDate(s)
-			if err != nil {
-				return nil, err
-			}
-			n.Time = t
-		case parse.TypeObject, parse.TypeArray, parse.TypePolygon:
-			if err := json.Unmarshal([]byte(s), &n.JSON); err != nil {
-				return nil, err
-			}
-			if f.Type == parse.TypePolygon {
-				n.JSON = closeRing(n.JSON) // rows written before rings were closed
-			}
-		case parse.TypeGeoPoint:
-			var p struct{ Latitude, Longitude float64 }
-			if err := json.Unmarshal([]byte(s), &p); err != nil {
-				return nil, err
-			}
-			n.Lat, n.Lng = p.Latitude, p.Longitude
-		default:
-			n.String = s
-		}
+		return n, nil
 	}
-	return parse.Denormalize(name, f, n), nil
+	s, ok := asText(v)
+	if !ok {
+		return n, fmt.Errorf("unexpected %T for a %s", v, f.Type)
+	}
+	switch f.Type {
+	case parse.TypeDate:
+		t, err := parse.ParseDate(s)
+		if err != nil {
+			return n, err
+		}
+		n.Time = t
+	case parse.TypeObject, parse.TypeArray, parse.TypePolygon:
+		if err := json.Unmarshal([]byte(s), &n.JSON); err != nil {
+			return n, err
+		}
+	case parse.TypeGeoPoint:
+		var p struct{ Latitude, Longitude float64 }
+		if err := json.Unmarshal([]byte(s), &p); err != nil {
+			return n, err
+		}
+		n.Lat, n.Lng = p.Latitude, p.Longitude
+	default:
+		n.String = s
+	}
+	return n, nil
 }
 
 // encodeValue renders a normalized value as the column value.
@@ -515,7 +380,7 @@ func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
 		b, err := json.Marshal(n.JSON)
 		return string(b), err
 	case parse.TypePolygon:
-		b, err := json.Marshal(closeRing(n.JSON))
+		b, err := json.Marshal(n.JSON)
 		return string(b), err
 	case parse.TypeGeoPoint:
 		b, err := json.Marshal(map[string]float64{"latitude": n.Lat, "longitude": n.Lng})
@@ -526,86 +391,31 @@ func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
 
 // Create inserts objs in one transaction.
 func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
-	sch, err := s.schema(ctx, class)
+	sch, err := s.schemas.Shared(ctx, class)
 	if err != nil {
 		return err
 	}
-	now := parse.FormatDate(time.Now())
-	type prepared struct {
+	prepared, err := store.PrepareCreate(sch, objs, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	type insert struct {
 		cols []string
 		args []any
-		// assigned system fields, written back into the object on commit
-		id, created, updated string
 	}
-	rows := make([]prepared, 0, len(objs))
-	for i, obj := range objs {
-		if obj == nil {
-			return fmt.Errorf("%w: object %d is null", store.ErrInvalid, i)
+	rows := make([]insert, 0, len(prepared))
+	for _, r := range prepared {
+		rp, wp := r.ACL.Perms()
+		p := insert{
+			cols: append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...),
+			args: []any{r.ObjectID, parse.FormatDate(r.CreatedAt), parse.FormatDate(r.UpdatedAt), jsonOrNil(rp), jsonOrNil(wp)},
 		}
-		id, isString := obj[parse.FieldObjectID].(string)
-		if !isString && obj[parse.FieldObjectID] != nil {
-			return fmt.Errorf("%w: object %d: objectId must be a string, got %T", store.ErrInvalid, i, obj[parse.FieldObjectID])
-		}
-		if id == "" {
-			id = parse.NewObjectID()
-		} else if !parse.ValidObjectID(id) {
-			return fmt.Errorf("%w: object %d: invalid objectId %q", store.ErrInvalid, i, id)
-		}
-		created, updated := now, now
-		for _, k := range []string{parse.FieldCreatedAt, parse.FieldUpdatedAt} {
-			if v, ok := obj[k]; ok && v != nil {
-				n, err := parse.Normalize(k, parse.Field{Type: parse.TypeDate}, v)
-				if err != nil {
-					return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
-				}
-				if k == parse.FieldCreatedAt {
-					created = parse.FormatDate(n.Time)
-				} else {
-					updated = parse.FormatDate(n.Time)
-				}
-			}
-		}
-		if obj[parse.FieldUpdatedAt] == nil {
-			updated = created
-		}
-		acl, err := parse.ParseACL(obj[parse.FieldACL])
-		if err != nil {
-			return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
-		}
-		r, w := acl.Perms()
-		p := prepared{
-			cols: []string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"},
-			args: []any{id, created, updated, jsonOrNil(r), jsonOrNil(w)},
-			id:   id, created: created, updated: updated,
-		}
-		names := make([]string, 0, len(obj))
-		for k := range obj {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			if parse.IsSystemField(k) {
-				continue
-			}
-			f, ok := sch.Fields[k]
-			if !ok {
-				return fmt.Errorf("%w: object %d: unknown field %q on class %s", store.ErrInvalid, i, k, class)
-			}
-			n, err := parse.Normalize(k, f, obj[k])
-			if err != nil {
-				return fmt.Errorf("%w: object %d: %v", store.ErrInvalid, i, err)
-			}
-			v, err := encodeValue(f, n)
+		for i, n := range r.Values {
+			v, err := encodeValue(r.Types[i], n)
 			if err != nil {
 				return err
 			}
-			p.cols = append(p.cols, k)
 			p.args = append(p.args, v)
-		}
-		for k, f := range sch.Fields {
-			if f.Required && obj[k] == nil {
-				return fmt.Errorf("%w: object %d: required field %q is missing", store.ErrInvalid, i, k)
-			}
 		}
 		rows = append(rows, p)
 	}
@@ -642,10 +452,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 	if err := tx.Commit(); err != nil {
 		return wrapErr(ctx, err)
 	}
-	// Only a committed batch changes the objects passed in.
-	for i, p := range rows {
-		objs[i][parse.FieldObjectID], objs[i][parse.FieldCreatedAt], objs[i][parse.FieldUpdatedAt] = p.id, p.created, p.updated
-	}
+	store.WriteBack(prepared, objs) // only a committed batch changes the objects passed in
 	return nil
 }
 
@@ -658,7 +465,7 @@ func jsonOrNil(a []string) any {
 }
 
 func (s *Store) relationField(ctx context.Context, class, field string) error {
-	sch, err := s.schema(ctx, class)
+	sch, err := s.schemas.Shared(ctx, class)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ var queryTests = []subtest{
 	{"LimitSkip", testLimitSkip},
 	{"Keys", testKeys},
 	{"Count", testCount},
+	{"ArrayElementTypes", testArrayElementTypes},
 }
 
 // The query fixture, class Item:
@@ -399,5 +400,46 @@ func testCount(t *testing.T, s store.Store) {
 	rows := mustFind(t, s, &query.Query{Class: "Empty", Limit: -1})
 	if len(rows) != 0 {
 		t.Errorf("Find(Empty) = %s", pretty(rows))
+	}
+}
+
+// testArrayElementTypes: array "contains" compares elements by JSON type and
+// value, as MongoDB does: true is not 1, "1" is not 1, and a nested array is
+// not its JSON text.
+func testArrayElementTypes(t *testing.T, s store.Store) {
+	mustCreateClass(t, s, classFromJSON(t, `{"className": "Bag", "fields": {"arr": {"type": "Array"}}, "classLevelPermissions": {}}`))
+	mustCreate(t, s, "Bag", decodeObjects(t, `[
+	  {"objectId": "b1", "arr": [1, "1"]},
+	  {"objectId": "b2", "arr": [true]},
+	  {"objectId": "b3", "arr": ["true"]},
+	  {"objectId": "b4", "arr": [1.5, false]},
+	  {"objectId": "b5", "arr": [0]},
+	  {"objectId": "b6", "arr": []},
+	  {"objectId": "b7", "arr": [["a"], {"k": "v"}, null]}
+	]`))
+	cases := []struct {
+		where string
+		want  []string
+	}{
+		{`{"arr": 1}`, []string{"b1"}},
+		{`{"arr": "1"}`, []string{"b1"}},
+		{`{"arr": true}`, []string{"b2"}},
+		{`{"arr": "true"}`, []string{"b3"}},
+		{`{"arr": false}`, []string{"b4"}},
+		{`{"arr": 0}`, []string{"b5"}},
+		{`{"arr": 1.5}`, []string{"b4"}},
+		{`{"arr": "a"}`, nil},
+		{`{"arr": "[\"a\"]"}`, nil},
+		{`{"arr": {"$in": [true, 0]}}`, []string{"b2", "b5"}},
+		{`{"arr": {"$in": ["1", false]}}`, []string{"b1", "b4"}},
+		{`{"arr": {"$all": [1.5, false]}}`, []string{"b4"}},
+		{`{"arr": {"$all": [1, true]}}`, nil},
+		{`{"arr": {"$ne": true}}`, []string{"b1", "b3", "b4", "b5", "b6", "b7"}},
+		{`{"arr": {"$nin": [1, false]}}`, []string{"b2", "b3", "b5", "b6", "b7"}},
+	}
+	byID := order(t, s, "Bag", "objectId")
+	for _, c := range cases {
+		rows := mustFind(t, s, &query.Query{Class: "Bag", Limit: -1, Order: byID, Where: where(t, s, "Bag", c.where)})
+		equalIDs(t, "Find "+c.where, ids(rows), c.want)
 	}
 }

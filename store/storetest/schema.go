@@ -17,6 +17,7 @@ var schemaTests = []subtest{
 	{"Invalid", testSchemaInvalid},
 	{"ClassNotFound", testClassNotFound},
 	{"NoAliasing", testSchemaNoAliasing},
+	{"IndexNamesPerClass", testIndexNamesPerClass},
 }
 
 func testSystemClasses(t *testing.T, s store.Store) {
@@ -325,5 +326,18 @@ func testSchemaNoAliasing(t *testing.T, s store.Store) {
 	equalJSON(t, "Schema(Everything) after the caller changed Schemas()", mustSchema(t, s, "Everything"), everythingSchemaStored)
 	if f := mustSchema(t, s, "_User").Fields; len(f) < 8 {
 		t.Errorf("_User lost its fields after the caller changed Schemas(): %s", pretty(f))
+	}
+}
+
+// testIndexNamesPerClass: index names belong to their class, as in Parse
+// (MongoDB names them per collection: "name_1" is common to many classes).
+func testIndexNamesPerClass(t *testing.T, s store.Store) {
+	for _, class := range []string{"Movie", "Book", "Movie_x"} {
+		mustCreateClass(t, s, classFromJSON(t, `{"className": "`+class+`", "fields": {"name": {"type": "String"}, "x_name": {"type": "String"}},
+		  "classLevelPermissions": {}, "indexes": {"name_1": {"name": 1}, "x_name_1": {"x_name": 1}, "createdAt": {"createdAt": -1}}}`))
+	}
+	for _, class := range []string{"Movie", "Book", "Movie_x"} {
+		equalJSON(t, class+" indexes", mustSchema(t, s, class).Indexes,
+			`{"name_1": {"name": 1}, "x_name_1": {"x_name": 1}, "createdAt": {"createdAt": -1}}`)
 	}
 }

@@ -1,19 +1,15 @@
-package sqlite
+package parse
 
-import (
-	"reflect"
+import "reflect"
 
-	"github.com/parsemcp/parsemcp/parse"
-)
-
-// cloneSchema returns a deep copy of s, so a caller changing the schema it
-// was handed cannot change the store's cache.
-func cloneSchema(s parse.Schema) parse.Schema {
+// Clone returns a deep copy of s, so a caller changing the schema it was
+// handed cannot change a cache it came from.
+func (s Schema) Clone() Schema {
 	out := s
 	if s.Fields != nil {
-		out.Fields = make(map[string]parse.Field, len(s.Fields))
+		out.Fields = make(map[string]Field, len(s.Fields))
 		for k, f := range s.Fields {
-			f.DefaultValue = cloneJSON(f.DefaultValue)
+			f.DefaultValue = CloneJSON(f.DefaultValue)
 			out.Fields[k] = f
 		}
 	}
@@ -31,7 +27,7 @@ func cloneSchema(s parse.Schema) parse.Schema {
 		}
 	}
 	c := &out.CLP
-	for _, p := range []**parse.OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
+	for _, p := range []**OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
 		*p = cloneOpPerm(*p)
 	}
 	if s.CLP.ProtectedFields != nil {
@@ -45,7 +41,7 @@ func cloneSchema(s parse.Schema) parse.Schema {
 	return out
 }
 
-func cloneOpPerm(p *parse.OpPerm) *parse.OpPerm {
+func cloneOpPerm(p *OpPerm) *OpPerm {
 	if p == nil {
 		return nil
 	}
@@ -67,19 +63,19 @@ func cloneStrings(a []string) []string {
 	return append(make([]string, 0, len(a)), a...)
 }
 
-// cloneJSON deep-copies a decoded JSON value.
-func cloneJSON(v any) any {
+// CloneJSON deep-copies a decoded JSON value.
+func CloneJSON(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = cloneJSON(e)
+			m[k] = CloneJSON(e)
 		}
 		return m
 	case []any:
 		a := make([]any, len(x))
 		for i, e := range x {
-			a[i] = cloneJSON(e)
+			a[i] = CloneJSON(e)
 		}
 		return a
 	}
