@@ -239,13 +239,42 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 			out.Where = query.And{Exprs: []query.Expr{out.Where, rowRule}}
 		}
 	}
-	p := s.principal()
-	if p.Master {
-		out.ReadACL = nil
-	} else {
-		out.ReadACL = p.Entries
+	out.ReadACL = s.readACL()
+	// Every sub-query ($inQuery, $select, $relatedTo) is governed like a
+	// find on its own class: hidden classes, CLP and ACL apply to it too.
+	err = query.Subqueries(out.Where, func(sq *query.Query) error {
+		rule, err := s.authorize(ctx, sq.Class, parse.OpFind)
+		if err != nil {
+			return err
+		}
+		if rule != nil {
+			if sq.Where == nil {
+				sq.Where = rule
+			} else {
+				sq.Where = query.And{Exprs: []query.Expr{sq.Where, rule}}
+			}
+		}
+		sq.ReadACL = s.readACL()
+		return nil
+	})
+	if err != nil {
+		return nil, parse.Schema{}, err
 	}
 	return &out, sch, nil
+}
+
+func (s *Scope) readACL() []string {
+	p := s.principal()
+	if p.Master {
+		return nil
+	}
+	return p.Entries
+}
+
+// Parser returns a where-parser whose cross-class operators resolve classes
+// through this scope (so a hidden class is an unknown class there too).
+func (s *Scope) Parser(ctx context.Context) query.Parser {
+	return query.Parser{Resolve: func(class string) (parse.Schema, error) { return s.Schema(ctx, class) }}
 }
 
 // Find runs a find. q's where must have been parsed against the visible

@@ -142,3 +142,117 @@ func (e *Error) Error() string {
 func errAt(path, format string, args ...any) error {
 	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
 }
+
+// InQuery matches a field against a column of the rows of another query:
+// $inQuery/$notInQuery (Key is objectId, the field a Pointer to the
+// sub-query's class) and $select/$dontSelect (any Key). The governed scope
+// gives the sub-query its own ReadACL and class-level permission checks.
+type InQuery struct {
+	Path  Path
+	Query *Query
+	Key   string
+	Not   bool
+}
+
+// RelatedTo matches the objects a Relation field of the Owner query's rows
+// links to ($relatedTo).
+type RelatedTo struct {
+	Owner *Query
+	Field string
+}
+
+// RelationHas matches rows whose Relation field links to one of IDs (or to
+// none of them, when Not): {"members": <Pointer>} and $in/$nin on a Relation.
+type RelationHas struct {
+	Field, Class string
+	IDs          []any
+	Not          bool
+}
+
+// ContainedBy matches Array fields whose every element is one of Values.
+type ContainedBy struct {
+	Path   Path
+	Values []any
+}
+
+// GeoBox matches GeoPoints inside a latitude/longitude box ($within $box).
+type GeoBox struct {
+	Path                       Path
+	SWLat, SWLng, NELat, NELng float64
+}
+
+// GeoNear matches GeoPoints within MaxRadians (0: any distance) of a point
+// ($nearSphere, $geoWithin $centerSphere). A $nearSphere also orders the
+// results nearest first when no order is given.
+type GeoNear struct {
+	Path       Path
+	Lat, Lng   float64
+	MaxRadians float64
+	Sort       bool
+}
+
+// GeoPolygon matches GeoPoints inside a polygon of [lat, lng] points
+// ($geoWithin $polygon).
+type GeoPolygon struct {
+	Path   Path
+	Points [][2]float64
+}
+
+func (InQuery) isExpr()     {}
+func (RelatedTo) isExpr()   {}
+func (RelationHas) isExpr() {}
+func (ContainedBy) isExpr() {}
+func (GeoBox) isExpr()      {}
+func (GeoNear) isExpr()     {}
+func (GeoPolygon) isExpr()  {}
+
+// Subqueries calls f for every sub-query in e (depth first), so the
+// governed scope can constrain each one.
+func Subqueries(e Expr, f func(*Query) error) error {
+	switch x := e.(type) {
+	case And:
+		return subqueriesOf(x.Exprs, f)
+	case Or:
+		return subqueriesOf(x.Exprs, f)
+	case Nor:
+		return subqueriesOf(x.Exprs, f)
+	case InQuery:
+		if err := Subqueries(x.Query.Where, f); err != nil {
+			return err
+		}
+		return f(x.Query)
+	case RelatedTo:
+		if err := Subqueries(x.Owner.Where, f); err != nil {
+			return err
+		}
+		return f(x.Owner)
+	}
+	return nil
+}
+
+func subqueriesOf(es []Expr, f func(*Query) error) error {
+	for _, e := range es {
+		if err := Subqueries(e, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Near returns the $nearSphere of e that orders results, if any (only a
+// top-level one, or one inside a top-level $and, orders).
+func Near(e Expr) *GeoNear {
+	switch x := e.(type) {
+	case GeoNear:
+		if x.Sort {
+			return &x
+		}
+	case And:
+		for _, sub := range x.Exprs {
+			if n := Near(sub); n != nil {
+				return n
+			}
+		}
+	}
+	return nil
+}

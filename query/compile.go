@@ -34,6 +34,15 @@ type Dialect interface {
 	NullsOrder(desc bool) string
 	// Value converts a storage-form value to a bind argument.
 	Value(v any) any
+	// GeoLat and GeoLng extract the latitude and longitude of a GeoPoint column.
+	GeoLat(col string) string
+	GeoLng(col string) string
+	// Least is the smaller of two numeric expressions.
+	Least(a, b string) string
+	// InPolygon is true when the point lies inside the bound polygon.
+	InPolygon(lat, lng, polygon string) string
+	// PolygonArg converts [lat, lng] points to the polygon bind argument.
+	PolygonArg(points [][2]float64) any
 }
 
 // Builder accumulates SQL text and bind arguments.
@@ -128,6 +137,57 @@ func (b *Builder) expr(e Expr) string {
 			return col + " IS NOT NULL"
 		}
 		return col + " IS NULL"
+	case InQuery:
+		col := b.column(x.Path, nil)
+		sub := b.subquery(x.Query, x.Key)
+		if x.Not {
+			return "(" + col + " IS NULL OR " + col + " NOT IN (" + sub + "))"
+		}
+		return col + " IN (" + sub + ")"
+	case RelatedTo:
+		jt := b.D.Ident(joinTable(x.Field, x.Owner.Class))
+		return b.D.Ident(parse.FieldObjectID) + ` IN (SELECT "relatedId" FROM ` + jt + ` WHERE "owningId" IN (` + b.subquery(x.Owner, parse.FieldObjectID) + "))"
+	case RelationHas:
+		phs := make([]string, len(x.IDs))
+		for i, id := range x.IDs {
+			phs[i] = b.Param(id)
+		}
+		if len(phs) == 0 {
+			if x.Not {
+				return "1=1"
+			}
+			return "1=0"
+		}
+		in := " IN (SELECT \"owningId\" FROM " + b.D.Ident(joinTable(x.Field, x.Class)) + ` WHERE "relatedId" IN (` + strings.Join(phs, ", ") + "))"
+		if x.Not {
+			return b.D.Ident(parse.FieldObjectID) + " NOT" + in
+		}
+		return b.D.Ident(parse.FieldObjectID) + in
+	case ContainedBy:
+		col := b.D.Ident(x.Path.Field)
+		if len(x.Values) == 0 {
+			return "(" + col + " IS NOT NULL AND NOT " + b.D.ArrayAny(col, func(string) string { return "1=1" }) + ")"
+		}
+		phs := make([]string, len(x.Values))
+		for i, v := range x.Values {
+			phs[i] = b.elemParam(v)
+		}
+		list := strings.Join(phs, ", ")
+		return "(" + col + " IS NOT NULL AND NOT " + b.D.ArrayAny(col, func(el string) string { return el + " NOT IN (" + list + ")" }) + ")"
+	case GeoBox:
+		col := b.D.Ident(x.Path.Field)
+		lat, lng := b.D.GeoLat(col), b.D.GeoLng(col)
+		return "(" + col + " IS NOT NULL AND " + lat + " BETWEEN " + b.Param(x.SWLat) + " AND " + b.Param(x.NELat) +
+			" AND " + lng + " BETWEEN " + b.Param(x.SWLng) + " AND " + b.Param(x.NELng) + ")"
+	case GeoNear:
+		col := b.D.Ident(x.Path.Field)
+		if x.MaxRadians == 0 && x.Sort {
+			return col + " IS NOT NULL"
+		}
+		return "(" + col + " IS NOT NULL AND " + b.distance(col, x.Lat, x.Lng) + " <= " + b.Param(x.MaxRadians) + ")"
+	case GeoPolygon:
+		col := b.D.Ident(x.Path.Field)
+		return "(" + col + " IS NOT NULL AND " + b.D.InPolygon(b.D.GeoLat(col), b.D.GeoLng(col), b.Param(b.D.PolygonArg(x.Points))) + ")"
 	case Regex:
 		col := b.column(x.Path, "")
 		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, b.Param(x.Pattern), x.Flags) + ")"
@@ -207,6 +267,39 @@ func (b *Builder) in(x In) string {
 		return "(" + col + " IS NULL OR " + in + ")"
 	}
 	return in
+}
+
+// subquery renders SELECT key FROM q.Class WHERE … (its own ReadACL
+// included), sharing this builder's arguments.
+func (b *Builder) subquery(q *Query, key string) string {
+	k := b.D.Ident(key)
+	sqlText := "SELECT " + k + " FROM " + b.D.Ident(q.Class) + " WHERE " + k + " IS NOT NULL"
+	if w := b.Where(q); w != "" {
+		sqlText += " AND " + w
+	}
+	return sqlText
+}
+
+// distance renders the great-circle distance in radians between a GeoPoint
+// column and a bound point (haversine).
+func (b *Builder) distance(col string, lat, lng float64) string {
+	la, ln := b.D.GeoLat(col), b.D.GeoLng(col)
+	plat, plng := b.Param(lat), b.Param(lng)
+	h := "power(sin((radians(" + la + ") - radians(" + plat + ")) / 2), 2) + cos(radians(" + plat + ")) * cos(radians(" + la + ")) * power(sin((radians(" + ln + ") - radians(" + plng + ")) / 2), 2)"
+	return "(2 * asin(sqrt(" + b.D.Least(h, "1.0") + ")))"
+}
+
+func joinTable(field, class string) string { return "_Join:" + field + ":" + class }
+
+// Order renders q's ORDER BY clause: a $nearSphere without an explicit order
+// sorts nearest first.
+func (b *Builder) Order(q *Query) string {
+	if len(q.Order) == 0 && q.Where != nil {
+		if n := Near(q.Where); n != nil {
+			return b.distance(b.D.Ident(n.Path.Field), n.Lat, n.Lng) + " ASC, " + b.OrderBy(nil)
+		}
+	}
+	return b.OrderBy(q.Order)
 }
 
 // OrderBy renders the ORDER BY clause (without the keyword), with objectId

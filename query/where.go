@@ -17,9 +17,22 @@ const MaxDepth = 16
 var subKeyRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
 
 // ParseWhere parses a REST where-constraint against a class schema. The
-// result is nil when the constraint is empty.
+// result is nil when the constraint is empty. Operators that name another
+// class ($inQuery, $select, $relatedTo) need a Parser with a Resolve.
 func ParseWhere(s parse.Schema, where map[string]any) (Expr, error) {
-	p := &whereParser{schema: s}
+	return Parser{}.Where(s, where)
+}
+
+// Parser parses where-constraints; Resolve looks up the schema of another
+// class for the cross-class operators (the governed scope passes its own
+// lookup, so hidden classes are unknown classes).
+type Parser struct {
+	Resolve func(class string) (parse.Schema, error)
+}
+
+// Where parses where against s.
+func (pr Parser) Where(s parse.Schema, where map[string]any) (Expr, error) {
+	p := &whereParser{schema: s, lookup: pr.Resolve}
 	return p.object(where, "where", 0)
 }
 
@@ -37,7 +50,10 @@ func ParseWhereJSON(s parse.Schema, raw string) (Expr, error) {
 	return ParseWhere(s, m)
 }
 
-type whereParser struct{ schema parse.Schema }
+type whereParser struct {
+	schema parse.Schema
+	lookup func(class string) (parse.Schema, error)
+}
 
 func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, error) {
 	if depth > MaxDepth {
@@ -59,6 +75,8 @@ func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, erro
 		switch k {
 		case "$or", "$and", "$nor":
 			e, err = p.logical(k, v, kat, depth)
+		case "$relatedTo":
+			e, err = p.relatedTo(v, kat, depth)
 		default:
 			if strings.HasPrefix(k, "$") {
 				return nil, unsupportedOp(k, kat)
@@ -121,8 +139,8 @@ func (p *whereParser) resolve(name, at string) (Path, error) {
 	if f.Type == parse.TypeACL {
 		return Path{}, errAt(at, "the ACL field cannot be queried")
 	}
-	if f.Type == parse.TypeRelation {
-		return Path{}, errAt(at, "Relation field %q cannot be compared directly; query the related class with $relatedTo", head)
+	if f.Type == parse.TypeRelation && dotted {
+		return Path{}, errAt(at, "Relation field %q has no sub-fields; use $relatedTo or $inQuery", head)
 	}
 	if !dotted {
 		return path, nil
@@ -146,6 +164,9 @@ func (p *whereParser) field(name string, v any, at string) (Expr, error) {
 	path, err := p.resolve(name, at)
 	if err != nil {
 		return nil, err
+	}
+	if path.Type == parse.TypeRelation {
+		return p.relation(path, v, at)
 	}
 	if m, ok := v.(map[string]any); ok && isOperatorObject(m) {
 		return p.operators(path, m, at)
@@ -190,11 +211,7 @@ func (p *whereParser) equality(path Path, v any, at string) (Expr, error) {
 var cmpOps = map[string]CmpOp{"$eq": OpEq, "$ne": OpNe, "$lt": OpLt, "$lte": OpLte, "$gt": OpGt, "$gte": OpGte}
 
 // operators not yet implemented are refused by name.
-var knownLater = map[string]bool{
-	"$inQuery": true, "$notInQuery": true, "$select": true, "$dontSelect": true,
-	"$relatedTo": true, "$containedBy": true, "$nearSphere": true, "$within": true,
-	"$geoWithin": true, "$geoIntersects": true, "$maxDistance": true, "$text": true,
-}
+var knownLater = map[string]bool{"$geoIntersects": true, "$text": true, "$elemMatch": true}
 
 func unsupportedOp(op, at string) error {
 	if knownLater[op] {
@@ -257,6 +274,37 @@ func (p *whereParser) operators(path Path, m map[string]any, at string) (Expr, e
 				vals = append(vals, ev)
 			}
 			out = append(out, All{Path: path, Values: vals})
+		case "$inQuery", "$notInQuery":
+			e, err := p.inQuery(path, op == "$notInQuery", v, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		case "$select", "$dontSelect":
+			e, err := p.selectQuery(path, op == "$dontSelect", v, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		case "$containedBy":
+			if path.Type != parse.TypeArray || len(path.Sub) > 0 {
+				return nil, errAt(oat, "$containedBy applies to Array fields; %q is %s", path, path.Type)
+			}
+			vals, err := elementValues(v, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ContainedBy{Path: path, Values: vals})
+		case "$nearSphere", "$within", "$geoWithin":
+			e, err := p.geo(path, op, v, m, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		case "$maxDistance", "$maxDistanceInRadians", "$maxDistanceInMiles", "$maxDistanceInKilometers":
+			if _, ok := m["$nearSphere"]; !ok {
+				return nil, errAt(oat, "%s is only valid with $nearSphere", op)
+			}
 		case "$exists":
 			b, ok := v.(bool)
 			if !ok {
@@ -277,6 +325,22 @@ func (p *whereParser) operators(path Path, m map[string]any, at string) (Expr, e
 		return out[0], nil
 	}
 	return And{Exprs: out}, nil
+}
+
+func elementValues(v any, at string) ([]any, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, errAt(at, "takes an array, got %s", describe(v))
+	}
+	vals := make([]any, 0, len(arr))
+	for i, item := range arr {
+		ev, err := elementValue(item, fmt.Sprintf("%s[%d]", at, i))
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, ev)
+	}
+	return vals, nil
 }
 
 func (p *whereParser) comparison(path Path, op CmpOp, v any, at string) (Expr, error) {

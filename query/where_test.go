@@ -85,15 +85,21 @@ func TestParseWhereRefusals(t *testing.T) {
 
 		// fields that cannot be queried this way
 		{`{"ACL": {"*": {"read": true}}}`, "where.ACL", "ACL field cannot be queried"},
-		{`{"peers": "u1"}`, "where.peers", "$relatedTo"},
+		{`{"peers": "not an id!"}`, "where.peers", "expected a Pointer to _User"},
+		{`{"peers": {"$regex": "u"}}`, "where.peers.$regex", "supports only $in, $nin and $all"},
+		{`{"peers.name": "x"}`, "where.peers.name", "has no sub-fields"},
 		{`{"owner.username": "ada"}`, "where.owner.username", "$inQuery"},
 		{`{"score.x": 1}`, "where.score.x", "dotted paths only reach into Object fields"},
 
 		// operators
 		{`{"score": {"$foo": 1}}`, "where.score.$foo", "unknown operator $foo"},
 		{`{"$foo": [{"name": "a"}]}`, "where.$foo", "unknown operator $foo"},
-		{`{"owner": {"$inQuery": {"where": {}, "className": "_User"}}}`, "where.owner.$inQuery", "not supported by this server yet"},
-		{`{"$relatedTo": {"object": {}, "key": "peers"}}`, "where.$relatedTo", "not supported"},
+		{`{"owner": {"$inQuery": {"where": {}, "className": "_User"}}}`, "where.owner.$inQuery.className", "cross-class operators are not available here"},
+		{`{"$relatedTo": {"object": {}, "key": "peers"}}`, "where.$relatedTo.object", "expected {\"__type\":\"Pointer\""},
+		{`{"score": {"$text": {"$search": "x"}}}`, "where.score.$text", "not supported by this server yet"},
+		{`{"tags": {"$containedBy": "a"}}`, "where.tags.$containedBy", "takes an array"},
+		{`{"score": {"$containedBy": ["a"]}}`, "where.score.$containedBy", "applies to Array fields"},
+		{`{"score": {"$nearSphere": {"__type": "GeoPoint", "latitude": 1, "longitude": 2}}}`, "where.score.$nearSphere", "applies to GeoPoint fields"},
 		{`{"score": {"$gt": 1, "$bogus": 2}}`, "where.score.$bogus", "unknown operator"},
 		{`{"$or": []}`, "where.$or", "non-empty array"},
 		{`{"$or": {"name": "a"}}`, "where.$or", "non-empty array"},

@@ -31,7 +31,7 @@ func FindSQL(d query.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sq
 	if w := b.Where(q); w != "" {
 		sqlText += " WHERE " + w
 	}
-	sqlText += " ORDER BY " + b.OrderBy(q.Order)
+	sqlText += " ORDER BY " + b.Order(q)
 	var limit any = int64(q.Limit)
 	if q.Limit < 0 {
 		limit = noLimit

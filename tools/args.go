@@ -83,19 +83,20 @@ func (w Where) object() (map[string]any, error) {
 	return m, nil
 }
 
-// parse parses the constraint against sch.
-func (w Where) parse(sch parse.Schema) (query.Expr, map[string]any, error) {
+// parse parses the constraint against sch; other classes named by
+// $inQuery/$select/$relatedTo resolve through the scope.
+func (w Where) parse(ctx context.Context, s *agent.Scope, sch parse.Schema) (query.Expr, map[string]any, error) {
 	m, err := w.object()
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := query.ParseWhere(sch, m)
+	e, err := s.Parser(ctx).Where(sch, m)
 	return e, m, err
 }
 
 var whereSchema = &jsonschema.Schema{
 	Type:        "object",
-	Description: `Parse where-constraint, e.g. {"status":"open","priority":{"$gte":3},"project":"<objectId>","createdAt":{"$gte":{"__type":"Date","iso":"2025-01-01T00:00:00.000Z"}}}. Operators: $ne $lt $lte $gt $gte $in $nin $all $exists $regex (+$options "i") $or $and $nor; dot paths reach into Object fields.`,
+	Description: `Parse where-constraint, e.g. {"status":"open","priority":{"$gte":3},"project":"<objectId>","createdAt":{"$gte":{"__type":"Date","iso":"2025-01-01T00:00:00.000Z"}}}. Operators: $ne $lt $lte $gt $gte $in $nin $all $containedBy $exists $regex (+$options "i"), $or $and $nor; dot paths reach into Object fields; $inQuery/$notInQuery {"className","where"} on Pointers; $select/$dontSelect {"query":{…},"key"}; $relatedTo {"object":<Pointer>,"key"}; a Relation field takes a Pointer, $in or $nin; GeoPoints take $nearSphere (+$maxDistanceInKilometers/Miles/Radians), $within {"$box"}, $geoWithin {"$centerSphere"|"$polygon"}.`,
 }
 
 func listSchema(desc string) *jsonschema.Schema {

@@ -188,7 +188,7 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if args.Skip < 0 || args.Skip > MaxSkip {
 		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
 	}
-	where, whereObj, err := args.Where.parse(sch)
+	where, whereObj, err := args.Where.parse(ctx, c.Scope, sch)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +253,7 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	where, _, err := args.Where.parse(sch)
+	where, _, err := args.Where.parse(ctx, c.Scope, sch)
 	if err != nil {
 		return nil, err
 	}

@@ -75,3 +75,21 @@ func (dialect) NullsOrder(desc bool) string {
 }
 
 func (dialect) Value(v any) any { return v }
+
+// A point column is (x, y) = (longitude, latitude), as Parse Server stores it.
+func (dialect) GeoLat(col string) string { return "(" + col + ")[1]" }
+func (dialect) GeoLng(col string) string { return "(" + col + ")[0]" }
+func (dialect) Least(a, b string) string { return "LEAST(" + a + ", " + b + ")" }
+
+func (dialect) InPolygon(lat, lng, polygon string) string {
+	return polygon + "::polygon @> point(" + lng + ", " + lat + ")"
+}
+
+// PolygonArg binds the points as polygon text ((lng,lat),…).
+func (dialect) PolygonArg(points [][2]float64) any {
+	parts := make([]string, len(points))
+	for i, p := range points {
+		parts[i] = "(" + strconv.FormatFloat(p[1], 'g', -1, 64) + "," + strconv.FormatFloat(p[0], 'g', -1, 64) + ")"
+	}
+	return "(" + strings.Join(parts, ",") + ")"
+}

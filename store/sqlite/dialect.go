@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/parsemcp/parsemcp/parse/geo"
 	"github.com/parsemcp/parsemcp/query"
 )
 
@@ -138,4 +140,48 @@ func init() {
 		}
 		return int64(0), nil
 	})
+}
+
+func (dialect) GeoLat(col string) string { return "json_extract(" + col + ", '$.latitude')" }
+func (dialect) GeoLng(col string) string { return "json_extract(" + col + ", '$.longitude')" }
+func (dialect) Least(a, b string) string { return "min(" + a + ", " + b + ")" }
+
+func (dialect) InPolygon(lat, lng, polygon string) string {
+	return "parsemcp_in_polygon(" + lat + ", " + lng + ", " + polygon + ") = 1"
+}
+
+// PolygonArg binds the points as JSON text [[lat,lng],…].
+func (dialect) PolygonArg(points [][2]float64) any {
+	b, _ := json.Marshal(points)
+	return string(b)
+}
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("parsemcp_in_polygon", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		lat, ok1 := number(args[0])
+		lng, ok2 := number(args[1])
+		raw, ok3 := args[2].(string)
+		if !ok1 || !ok2 || !ok3 {
+			return int64(0), nil
+		}
+		var pts [][2]float64
+		if err := json.Unmarshal([]byte(raw), &pts); err != nil {
+			return nil, err
+		}
+		if geo.InPolygon(lat, lng, pts) {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	})
+}
+
+// number reads an SQLite numeric value (JSON integers come back as int64).
+func number(v driver.Value) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
 }

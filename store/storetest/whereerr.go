@@ -32,7 +32,8 @@ func testWhereRefused(t *testing.T, s store.Store) {
 		{"Item", `{"owner": {"__type": "Pointer", "className": "Team", "objectId": "t1"}}`, "where.owner"},
 		{"Item", `{"owner.name": "ada"}`, "where.owner.name"},
 		{"Item", `{"ACL": {"*": {"read": true}}}`, "where.ACL"},
-		{"Team", `{"members": "u1"}`, "where.members"},
+		{"Team", `{"members": {"$regex": "u"}}`, "where.members.$regex"},
+		{"Team", `{"members.name": "x"}`, "where.members.name"},
 	}
 	for _, c := range cases {
 		sch := mustSchema(t, s, c.class)
