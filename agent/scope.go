@@ -332,16 +332,41 @@ func (s *Scope) Get(ctx context.Context, class string, ids []string, keys []stri
 	return s.find(ctx, q, parse.OpGet)
 }
 
-// Include replaces the Pointer values of the named fields in rows with the
-// objects they point to, fetched through this scope (so the target class's
-// visibility, CLP, ACL and protected fields apply). A pointer whose target
-// the agent cannot read stays a Pointer. subKeys optionally projects each
-// included field's objects to the listed keys.
-func (s *Scope) Include(ctx context.Context, sch parse.Schema, rows []parse.Object, fields []string, subKeys map[string][]string) error {
-	for _, field := range fields {
+// MaxIncludeDepth bounds include paths ("a.b.c" has depth 3).
+const MaxIncludeDepth = 3
+
+// Include replaces the Pointer values of the included paths in rows with
+// the objects they point to, fetched through this scope (so the target
+// class's visibility, CLP, ACL and protected fields apply). A dotted path
+// ("project.owner") includes through the included objects. A pointer whose
+// target the agent cannot read stays a Pointer. subKeys optionally projects
+// the objects of a top-level included field to the listed keys.
+func (s *Scope) Include(ctx context.Context, sch parse.Schema, rows []parse.Object, paths []string, subKeys map[string][]string) error {
+	return s.include(ctx, sch, rows, paths, subKeys, "include", 1)
+}
+
+func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Object, paths []string, subKeys map[string][]string, at string, depth int) error {
+	var heads []string
+	tails := map[string][]string{}
+	for _, p := range paths {
+		head, tail, dotted := strings.Cut(p, ".")
+		if !slices.Contains(heads, head) {
+			heads = append(heads, head)
+		}
+		if dotted {
+			if depth+strings.Count(tail, ".") >= MaxIncludeDepth {
+				return &query.Error{Path: at, Msg: fmt.Sprintf("%q: include paths are at most %d pointers deep", p, MaxIncludeDepth)}
+			}
+			tails[head] = append(tails[head], tail)
+		}
+	}
+	for _, field := range heads {
 		f, ok := sch.Fields[field]
-		if !ok || f.Type != parse.TypePointer {
-			return fmt.Errorf("include: %q is not a Pointer field of %s", field, sch.ClassName)
+		if !ok {
+			return &query.Error{Path: at, Msg: fmt.Sprintf("%q: unknown field on class %s", field, sch.ClassName)}
+		}
+		if f.Type != parse.TypePointer {
+			return &query.Error{Path: at, Msg: fmt.Sprintf("%q: only Pointer fields can be included; it is a %s", field, f.Type)}
 		}
 		seen := map[string]bool{}
 		var ids []string
@@ -351,21 +376,39 @@ func (s *Scope) Include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 				ids = append(ids, id)
 			}
 		}
-		if len(ids) == 0 {
-			continue
-		}
 		var keys []string
 		if sk := subKeys[field]; len(sk) > 0 {
 			keys = sk
+			for _, t := range tails[field] { // the nested pointers must be read
+				head, _, _ := strings.Cut(t, ".")
+				if !slices.Contains(keys, head) {
+					keys = append(keys, head)
+				}
+			}
 		}
-		targets, err := s.Get(ctx, f.TargetClass, ids, keys)
-		var ce *ClassError
-		var de *DeniedError
-		if errors.As(err, &ce) || errors.As(err, &de) {
-			continue // not readable: pointers stay pointers
+		var targets []parse.Object
+		if len(ids) > 0 {
+			var err error
+			targets, err = s.Get(ctx, f.TargetClass, ids, keys)
+			var ce *ClassError
+			var de *DeniedError
+			if errors.As(err, &ce) || errors.As(err, &de) {
+				continue // not readable: pointers stay pointers
+			}
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		if nested := tails[field]; len(nested) > 0 {
+			tsch, err := s.Schema(ctx, f.TargetClass)
+			if err != nil {
+				continue
+			}
+			// Validated even when no row points anywhere, so a bad path is an
+			// error whatever the data.
+			if err := s.include(ctx, tsch, targets, nested, nil, at, depth+1); err != nil {
+				return err
+			}
 		}
 		byID := make(map[string]parse.Object, len(targets))
 		for _, t := range targets {
@@ -405,4 +448,21 @@ func SplitKeys(keys []string) (top []string, sub map[string][]string) {
 		}
 	}
 	return top, sub
+}
+
+// ErrNoExplain is returned when the store cannot show plans.
+var ErrNoExplain = errors.New("this store does not expose query plans")
+
+// Explain returns the database's plan for a find, governed like Find (the
+// plan is for the query the agent's find would really run).
+func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error) {
+	ex, ok := s.st.(store.Explainer)
+	if !ok {
+		return store.Plan{}, ErrNoExplain
+	}
+	gq, _, err := s.prepare(ctx, q, parse.OpFind)
+	if err != nil {
+		return store.Plan{}, err
+	}
+	return ex.Explain(ctx, gq)
 }

@@ -78,7 +78,7 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
 		}
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools})
+			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config})
 		})
 		for i := len(s.guards) - 1; i >= 0; i-- {
 			run = s.guards[i](run)

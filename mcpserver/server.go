@@ -48,6 +48,8 @@ type Options struct {
 	Tools   *tools.Registry
 	Prompts *prompts.Registry
 	Logger  *slog.Logger
+	// ToolConfig tunes the built-in tools (default tools.DefaultConfig).
+	ToolConfig *tools.Config
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -60,6 +62,7 @@ type Server struct {
 	prompts *prompts.Registry
 	log     *slog.Logger
 	guards  []Guard
+	config  *tools.Config
 
 	mu          sync.Mutex
 	registered  map[string]bool // tool names added to the SDK server
@@ -84,9 +87,13 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.ToolConfig == nil {
+		cfg := tools.DefaultConfig
+		opts.ToolConfig = &cfg
+	}
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
-		registered: map[string]bool{}, regPrompts: map[string]bool{},
+		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
 	}
 	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), timeoutGuard()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{

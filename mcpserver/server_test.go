@@ -252,7 +252,8 @@ func TestQueryClass(t *testing.T) {
 			{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_argument", "unknown field"},
 			{map[string]any{"class_name": "Ticket", "keys": []string{"nope"}}, "invalid_argument", "unknown field"},
 			{map[string]any{"class_name": "Ticket", "include": []string{"title"}}, "invalid_argument", "only Pointer fields"},
-			{map[string]any{"class_name": "Ticket", "include": []string{"project.owner"}}, "invalid_argument", "one level"},
+			{map[string]any{"class_name": "Ticket", "include": []string{"project.nope"}}, "invalid_argument", `"nope": unknown field on class Project`},
+			{map[string]any{"class_name": "Ticket", "include": []string{"project.owner.a.b"}}, "invalid_argument", "at most 3 pointers deep"},
 			{map[string]any{"class_name": "Ticket", "bogus": true}, "invalid_argument", `unknown argument "bogus"`},
 		} {
 			out := fails(t, cs, "query_class", tc.args, tc.code)

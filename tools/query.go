@@ -28,14 +28,14 @@ func queryTools() []*Tool {
 		{
 			Name:        "query_class",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Find objects of a class with a Parse where-constraint. Returns up to limit rows (default %d, max %d) with pagination; when more rows exist, next_call holds the exact arguments for the next page. Use keys to return only some fields, include to inline pointed-to objects (one level), order like \"-createdAt,title\".", DefaultQueryLimit, MaxQueryLimit),
+			Description: fmt.Sprintf("Find objects of a class with a Parse where-constraint. Returns up to limit rows (default %d, max %d) with pagination; when more rows exist, next_call holds the exact arguments for the next page. Use keys to return only some fields, include to inline pointed-to objects (\"project.owner\" goes deeper), order like \"-createdAt,title\".", DefaultQueryLimit, MaxQueryLimit),
 			Permission:  agent.Readonly,
 			Timeout:     30 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[queryArgs](map[string]*jsonschema.Schema{
 				"where":   whereSchema,
 				"keys":    listSchema("Only these fields (objectId, createdAt and updatedAt are always returned). \"pointer.field\" projects an included object."),
-				"include": listSchema("Pointer fields whose objects to fetch inline, one level deep."),
+				"include": listSchema("Pointer fields whose objects to fetch inline; \"project.owner\" includes through an included object (at most 3 deep)."),
 			}),
 			Handler: queryClass,
 		},
@@ -143,10 +143,8 @@ func projection(sch parse.Schema, keys, include StringList) (top []string, sub m
 		if f == "" {
 			continue
 		}
-		if strings.Contains(f, ".") {
-			return nil, nil, nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("include %q: only one level of pointers can be included; query the target class for deeper data", f), Details: map[string]any{"argument": "include"}}
-		}
-		fd, ok := sch.Fields[f]
+		head, _, _ := strings.Cut(f, ".") // deeper segments are checked by the scope
+		fd, ok := sch.Fields[head]
 		if !ok {
 			return nil, nil, nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("include %q: unknown field on class %s", f, sch.ClassName), Details: map[string]any{"argument": "include"}}
 		}
@@ -155,8 +153,12 @@ func projection(sch parse.Schema, keys, include StringList) (top []string, sub m
 		}
 		inc = append(inc, f)
 	}
+	incHeads := make([]string, len(inc))
+	for i, f := range inc {
+		incHeads[i], _, _ = strings.Cut(f, ".")
+	}
 	for head := range sub {
-		if sch.Fields[head].Type == parse.TypePointer && !containsStr(inc, head) {
+		if sch.Fields[head].Type == parse.TypePointer && !containsStr(incHeads, head) {
 			return nil, nil, nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("keys %q.…: add %q to include to project the pointed-to object", head, head), Details: map[string]any{"argument": "keys"}}
 		}
 	}

@@ -46,7 +46,21 @@ type Call struct {
 	Scope    *agent.Scope
 	Args     json.RawMessage
 	Registry *Registry
+	Config   *Config
 }
+
+// Config is the operator's tuning of the built-in tools.
+type Config struct {
+	// FullScanThreshold: explain_query refuses a plan that reads a whole
+	// class holding more rows than this (0 disables the refusal).
+	FullScanThreshold int64
+	// HidePlans keeps the database's plan text out of explain_query
+	// results (it reveals which indexes exist).
+	HidePlans bool
+}
+
+// DefaultConfig is the configuration when the operator sets none.
+var DefaultConfig = Config{FullScanThreshold: 10000}
 
 // Handler runs a tool. It returns the result data (marshalled to JSON for
 // the client) or an error (see AsError).
@@ -198,6 +212,8 @@ func Builtin() []*Tool {
 	out = append(out, discoveryTools()...)
 	out = append(out, schemaTools()...)
 	out = append(out, queryTools()...)
+	out = append(out, exportTools()...)
+	out = append(out, explainTools()...)
 	return out
 }
 

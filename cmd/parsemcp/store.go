@@ -17,6 +17,7 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // storeFlags are the flags shared by the commands that open a store.
@@ -29,6 +30,7 @@ type storeFlags struct {
 	asRoles    []string
 	anonymous  bool
 	verbose    bool
+	tools      tools.Config
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -41,6 +43,8 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.asRoles, "as-role", nil, "role names held (with --as-user, or alone to act as a role)")
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
+	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
+	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
 }
 
 func (f *storeFlags) level() slog.Level {
@@ -219,7 +223,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log})
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools})
 	if err != nil {
 		st.Close()
 		return nil, nil, err

@@ -1,0 +1,178 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// CodeFullScan refuses a query plan that reads a whole large class.
+const CodeFullScan = "full_scan_refused"
+
+func explainTools() []*Tool {
+	return []*Tool{{
+		Name:        "explain_query",
+		Category:    CategoryQuery,
+		Description: "Show how the database would run a query_class call (same class_name, where, order): whether it reads the whole class or uses an index, and which. A plan that scans a large class is refused with a suggested index; narrow the where on an indexed field instead.",
+		Permission:  agent.Readonly,
+		Timeout:     30 * time.Second,
+		ReadOnly:    true,
+		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
+		Handler:     explainQuery,
+	}}
+}
+
+type explainArgs struct {
+	ClassName string `json:"class_name" jsonschema:"the Parse class"`
+	Where     Where  `json:"where,omitempty"`
+	Order     string `json:"order,omitempty" jsonschema:"sort keys as for query_class"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"as for query_class (default 100)"`
+}
+
+func explainQuery(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[explainArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := intArg("limit", args.Limit, DefaultQueryLimit, 1, MaxQueryLimit)
+	if err != nil {
+		return nil, err
+	}
+	where, _, err := args.Where.parse(ctx, c.Scope, sch)
+	if err != nil {
+		return nil, err
+	}
+	order, err := query.ParseOrder(sch, args.Order)
+	if err != nil {
+		return nil, err
+	}
+	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit}
+	plan, err := c.Scope.Explain(ctx, q)
+	if errors.Is(err, agent.ErrNoExplain) {
+		return nil, &Error{Code: CodeInvalidArgument, Message: err.Error()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := c.Config
+	if cfg == nil {
+		cfg = &DefaultConfig
+	}
+	res := map[string]any{
+		"class_name":   sch.ClassName,
+		"full_scan":    plan.FullScan,
+		"indexes_used": nonNilStrings(plan.Indexes),
+	}
+	if !cfg.HidePlans {
+		res["plan"] = plan.Detail
+	}
+	if plan.FullScan {
+		suggest := suggestIndex(where, order)
+		if len(suggest) > 0 {
+			res["suggested_index"] = suggest
+		}
+		if cfg.FullScanThreshold > 0 {
+			n, err := c.Scope.Count(ctx, &query.Query{Class: sch.ClassName})
+			if err != nil {
+				return nil, err
+			}
+			if n > cfg.FullScanThreshold {
+				d := map[string]any{"row_count": n, "threshold": cfg.FullScanThreshold}
+				hint := "add a constraint on an indexed field (see get_schema indexes)"
+				if len(suggest) > 0 {
+					d["suggested_index"] = suggest
+					hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field (see get_schema indexes)"
+				}
+				return nil, &Error{Code: CodeFullScan, Details: d,
+					Message: fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, sch.ClassName, cfg.FullScanThreshold, hint)}
+			}
+		}
+	}
+	return res, nil
+}
+
+func nonNilStrings(a []string) []string {
+	if a == nil {
+		return []string{}
+	}
+	return a
+}
+
+// suggestIndex proposes index keys for a where and order: equality fields
+// first, then ranges and sets, then the sort keys, each once.
+func suggestIndex(where query.Expr, order []query.OrderKey) []map[string]int {
+	var eq, rng []string
+	var visit func(e query.Expr)
+	visit = func(e query.Expr) {
+		switch x := e.(type) {
+		case query.And:
+			for _, s := range x.Exprs {
+				visit(s)
+			}
+		case query.Cmp:
+			if len(x.Path.Sub) == 0 && !x.ArrayElem && x.Value != nil {
+				if x.Op == query.OpEq {
+					eq = append(eq, x.Path.Field)
+				} else if x.Op != query.OpNe {
+					rng = append(rng, x.Path.Field)
+				}
+			}
+		case query.In:
+			if len(x.Path.Sub) == 0 && !x.ArrayElem && !x.Not {
+				rng = append(rng, x.Path.Field)
+			}
+		case query.InQuery:
+			if !x.Not {
+				rng = append(rng, x.Path.Field)
+			}
+		}
+	}
+	if where != nil {
+		visit(where)
+	}
+	var out []map[string]int
+	seen := map[string]bool{}
+	add := func(f string, dir int) {
+		if !seen[f] && f != parse.FieldObjectID {
+			seen[f] = true
+			out = append(out, map[string]int{f: dir})
+		}
+	}
+	for _, f := range eq {
+		add(f, 1)
+	}
+	for _, f := range rng {
+		add(f, 1)
+	}
+	for _, k := range order {
+		if k.Desc {
+			add(k.Field, -1)
+		} else {
+			add(k.Field, 1)
+		}
+	}
+	return out
+}
+
+func indexFields(keys []map[string]int) []string {
+	var out []string
+	for _, k := range keys {
+		for f := range k {
+			out = append(out, f)
+		}
+	}
+	return slices.Clip(out)
+}

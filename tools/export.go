@@ -1,0 +1,755 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// Export limits.
+const (
+	DefaultExportLimit = 1000
+	MaxExportLimit     = 10_000
+	// MaxExportColumns bounds an explicit column list.
+	MaxExportColumns = 100
+	// MaxExportBytes bounds the rendered output. An export that would grow
+	// past it stops at the last whole row that fits and reports truncated
+	// with next_skip, as when the row limit is reached.
+	MaxExportBytes = 4 << 20
+)
+
+// The export formats.
+const (
+	ExportCSV      = "csv"
+	ExportMarkdown = "markdown"
+	ExportText     = "text"
+)
+
+func exportTools() []*Tool {
+	return []*Tool{{
+		Name:     "export_data",
+		Category: CategoryExport,
+		Description: fmt.Sprintf(`Export objects of a class as one formatted text block to hand to the user: "csv" (default, RFC 4180 quoting), "markdown" (a GitHub table) or "text" (a fixed-width table with +---+ borders). Use query_class to read data yourself; use this for a copy-pasteable artifact. where, order, skip and include work as in query_class; limit defaults to %d (max %d).
+columns picks and orders the columns. Each entry is either a field path used as its own header ("title", "meta.plan" inside an Object field, "project.name" through a Pointer, which is then included automatically, one level deep), or an object renaming the header: {"field": "project.name", "as": "Project"}, or the short form {"project.name": "Project"}; a single object {"title": "Title", "project.name": "Project"} also works (columns in the order written). keys is a plain list of paths, as in query_class; give columns or keys, not both.
+Without columns: objectId, createdAt, updatedAt and every other field (ACL and Relation fields left out); each pointer named in include adds a column per field of the pointed-to class ("project.name", …).
+Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoPoints as "latitude,longitude", Polygons as their coordinates, arrays and objects as compact JSON, missing values empty. The result holds headers, row_count and output; when more rows exist, truncated is true and next_skip is the skip for the next call.`, DefaultExportLimit, MaxExportLimit),
+		Permission: agent.Readonly,
+		Timeout:    30 * time.Second,
+		ReadOnly:   true,
+		Input: schemaFor[exportArgs](map[string]*jsonschema.Schema{
+			"where":   whereSchema,
+			"columns": columnsSchema,
+			"keys":    listSchema("Plain column list (field paths, each its own header); an alternative to columns."),
+			"include": listSchema("Pointer fields whose objects to fetch (one level); without columns, their fields become columns."),
+			"format":  {Type: "string", Enum: []any{ExportCSV, ExportMarkdown, ExportText}, Description: `Output format (default "csv").`},
+		}),
+		Handler: exportData,
+	}}
+}
+
+var columnsSchema = &jsonschema.Schema{
+	Description: `Output columns in order. An array whose entries are a field path ("title", "meta.plan", "project.name"), ` +
+		`{"field": "<path>", "as": "<header>"} or the short form {"<path>": "<header>"}; ` +
+		`or one object mapping paths to headers, in the order written: {"title": "Title", "project.name": "Project"}.`,
+	AnyOf: []*jsonschema.Schema{
+		{Type: "array", Items: columnSchema},
+		{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+	},
+}
+
+var columnSchema = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
+	{Type: "string"},
+	{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"field": {Type: "string", Description: "field path"},
+			"as":    {Type: "string", Description: "column header (default: the path)"},
+		},
+		Required:             []string{"field"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+	},
+	{Type: "object", MinProperties: jsonschema.Ptr(1), MaxProperties: jsonschema.Ptr(1), AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+}}
+
+type exportArgs struct {
+	ClassName string          `json:"class_name" jsonschema:"the Parse class to export"`
+	Where     Where           `json:"where,omitempty"`
+	Order     string          `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
+	Columns   json.RawMessage `json:"columns,omitempty"`
+	Keys      StringList      `json:"keys,omitempty"`
+	Include   StringList      `json:"include,omitempty"`
+	Format    string          `json:"format,omitempty"`
+	Limit     *int            `json:"limit,omitempty" jsonschema:"rows to export, 1 to 10000 (default 1000)"`
+	Skip      int             `json:"skip,omitempty" jsonschema:"rows to skip, for pagination (next_skip of the previous call)"`
+}
+
+// columnSpec is one requested column: a field path and its header.
+type columnSpec struct {
+	field, header string
+}
+
+// exportColumn is a column resolved against the schema.
+type exportColumn struct {
+	header  string
+	path    []string // field, then segments into an Object or an included object
+	numeric bool     // a Number field: right-aligned in text tables
+}
+
+func exportData(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[exportArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	if err != nil {
+		return nil, err
+	}
+	format, err := exportFormat(args.Format)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := intArg("limit", args.Limit, DefaultExportLimit, 1, MaxExportLimit)
+	if err != nil {
+		return nil, err
+	}
+	if args.Skip < 0 || args.Skip > MaxSkip {
+		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
+	}
+	where, _, err := args.Where.parse(ctx, c.Scope, sch)
+	if err != nil {
+		return nil, err
+	}
+	order, err := query.ParseOrder(sch, args.Order)
+	if err != nil {
+		return nil, err
+	}
+	// Validate include first: without columns it decides the columns.
+	_, _, included, err := projection(sch, nil, args.Include)
+	if err != nil {
+		return nil, err
+	}
+	specs, argName, err := exportSpecs(args)
+	if err != nil {
+		return nil, err
+	}
+	r := &columnResolver{ctx: ctx, scope: c.Scope, sch: sch, targets: map[string]*parse.Schema{}}
+	var cols []exportColumn
+	if specs == nil {
+		cols = r.defaults(included)
+	} else {
+		for i, s := range specs {
+			col, err := r.resolve(s, fmt.Sprintf("%s[%d]", argName, i), argName)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, col)
+		}
+	}
+	// Fetch only what the columns read; include exactly the pointers a
+	// column reaches through.
+	var keys, include []string
+	for _, col := range cols {
+		head := col.path[0]
+		if len(col.path) > 1 && sch.Fields[head].Type == parse.TypePointer {
+			keys = append(keys, head+"."+col.path[1])
+			if !containsStr(include, head) {
+				include = append(include, head)
+			}
+			continue
+		}
+		keys = append(keys, head)
+	}
+	top, sub, include, err := projection(sch, keys, include)
+	if err != nil {
+		return nil, err
+	}
+	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: top}
+	rows, err := c.Scope.Find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	hasMore := len(rows) > limit
+	if hasMore {
+		rows = rows[:limit]
+	}
+	if err := c.Scope.Include(ctx, sch, rows, include, sub); err != nil {
+		return nil, err
+	}
+
+	t := &textTable{headers: make([]string, len(cols)), right: make([]bool, len(cols))}
+	for i, col := range cols {
+		t.headers[i] = col.header
+		t.right[i] = col.numeric
+	}
+	for _, row := range rows {
+		cells := make([]string, len(cols))
+		for i, col := range cols {
+			cells[i] = cellText(lookup(row, col.path))
+		}
+		t.rows = append(t.rows, cells)
+	}
+	n := t.fit(format, MaxExportBytes)
+	if n == 0 && len(t.rows) > 0 {
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes; export fewer or narrower columns", MaxExportBytes), Details: map[string]any{"max_bytes": MaxExportBytes}}
+	}
+	truncated := hasMore || n < len(t.rows)
+	t.rows = t.rows[:n]
+	res := map[string]any{
+		"class_name": sch.ClassName,
+		"format":     format,
+		"headers":    t.headers,
+		"row_count":  n,
+		"output":     t.render(format),
+	}
+	if truncated {
+		res["truncated"] = true
+		res["next_skip"] = args.Skip + n
+	}
+	return res, nil
+}
+
+// exportFormat canonicalises the format argument ("md" and "table" are
+// accepted as the names models often use).
+func exportFormat(f string) (string, error) {
+	switch strings.ToLower(strings.TrimSpace(f)) {
+	case "", ExportCSV:
+		return ExportCSV, nil
+	case ExportMarkdown, "md":
+		return ExportMarkdown, nil
+	case ExportText, "table":
+		return ExportText, nil
+	}
+	return "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"format\" must be csv, markdown or text, got %q", f), Details: map[string]any{"argument": "format"}}
+}
+
+// exportSpecs returns the requested columns (nil: the defaults) and the
+// argument that named them.
+func exportSpecs(args exportArgs) ([]columnSpec, string, error) {
+	raw := bytes.TrimSpace(args.Columns)
+	hasColumns := len(raw) > 0 && string(raw) != "null"
+	if hasColumns && args.Keys != nil {
+		return nil, "", &Error{Code: CodeInvalidArgument, Message: "give either \"columns\" or \"keys\", not both", Details: map[string]any{"argument": "columns"}}
+	}
+	var specs []columnSpec
+	argName := "columns"
+	switch {
+	case hasColumns:
+		var err error
+		if specs, err = parseColumns(raw); err != nil {
+			return nil, "", err
+		}
+	case args.Keys != nil:
+		argName = "keys"
+		specs = []columnSpec{}
+		for _, k := range args.Keys {
+			k = strings.TrimSpace(k)
+			if k != "" {
+				specs = append(specs, columnSpec{field: k, header: k})
+			}
+		}
+	default:
+		return nil, argName, nil
+	}
+	if len(specs) == 0 {
+		return nil, "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q must name at least one column (omit it for every field)", argName), Details: map[string]any{"argument": argName}}
+	}
+	if len(specs) > MaxExportColumns {
+		return nil, "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q names %d columns; at most %d", argName, len(specs), MaxExportColumns), Details: map[string]any{"argument": argName, "max": MaxExportColumns}}
+	}
+	return specs, argName, nil
+}
+
+func columnsError(at, format string, args ...any) error {
+	return &Error{Code: CodeInvalidArgument, Message: at + ": " + fmt.Sprintf(format, args...), Details: map[string]any{"argument": "columns"}}
+}
+
+// parseColumns decodes the columns argument: an array whose entries are a
+// path string, {"field": path, "as": header} or {path: header}; one object
+// {path: header, …}; or a comma-separated string of paths.
+func parseColumns(raw []byte) ([]columnSpec, error) {
+	if raw[0] == '"' {
+		var l StringList
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, columnsError("columns", "not a valid string")
+		}
+		specs := make([]columnSpec, 0, len(l))
+		for _, f := range l {
+			specs = append(specs, columnSpec{field: f, header: f})
+		}
+		return specs, nil
+	}
+	if raw[0] == '{' {
+		return parseColumnMap(raw)
+	}
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return nil, columnsError("columns", `must be an array of columns, e.g. ["title", {"field": "project.name", "as": "Project"}]`)
+	}
+	specs := make([]columnSpec, 0, len(items))
+	for i, item := range items {
+		at := fmt.Sprintf("columns[%d]", i)
+		var v any
+		if err := json.Unmarshal(item, &v); err != nil {
+			return nil, columnsError(at, "not valid JSON")
+		}
+		var s columnSpec
+		switch x := v.(type) {
+		case string:
+			s = columnSpec{field: x, header: x}
+		case map[string]any:
+			if _, explicit := x["field"]; explicit {
+				field, ok := x["field"].(string)
+				if !ok {
+					return nil, columnsError(at, `"field" must be a string path`)
+				}
+				s = columnSpec{field: field, header: field}
+				for k, hv := range x {
+					switch k {
+					case "field":
+					case "as":
+						h, ok := hv.(string)
+						if !ok {
+							return nil, columnsError(at, `"as" must be a string header`)
+						}
+						if h != "" {
+							s.header = h
+						}
+					default:
+						return nil, columnsError(at, `unknown key %q (use "field" and "as")`, k)
+					}
+				}
+				break
+			}
+			if len(x) != 1 {
+				return nil, columnsError(at, `an object column is {"field": "<path>", "as": "<header>"} or a single {"<path>": "<header>"}; got %d keys`, len(x))
+			}
+			for field, hv := range x {
+				h, ok := hv.(string)
+				if !ok {
+					return nil, columnsError(at, "the header of %q must be a string", field)
+				}
+				s = columnSpec{field: field, header: field}
+				if h != "" {
+					s.header = h
+				}
+			}
+		default:
+			return nil, columnsError(at, `must be a field path or {"field": "<path>", "as": "<header>"}, got %s`, jsonKindOf(v))
+		}
+		s.field = strings.TrimSpace(s.field)
+		if s.field == "" {
+			return nil, columnsError(at, "empty field path")
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+// parseColumnMap decodes the object form {"title": "Title", "project.name":
+// "Project"}: one column per key, in the order written.
+func parseColumnMap(raw []byte) ([]columnSpec, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, columnsError("columns", "not valid JSON")
+	}
+	var specs []columnSpec
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, columnsError("columns", "not valid JSON")
+		}
+		field, _ := tok.(string)
+		var hv any
+		if err := dec.Decode(&hv); err != nil {
+			return nil, columnsError("columns", "not valid JSON")
+		}
+		h, ok := hv.(string)
+		if !ok {
+			return nil, columnsError(fmt.Sprintf("columns.%s", field), "the header must be a string, got %s", jsonKindOf(hv))
+		}
+		s := columnSpec{field: strings.TrimSpace(field), header: field}
+		if h != "" {
+			s.header = h
+		}
+		if s.field == "" {
+			return nil, columnsError("columns", "empty field path")
+		}
+		specs = append(specs, s)
+	}
+	return specs, nil
+}
+
+func jsonKindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	}
+	return "an unexpected value"
+}
+
+// columnResolver checks columns against the visible schemas of the class
+// and of the classes its pointers reach.
+type columnResolver struct {
+	ctx     context.Context
+	scope   *agent.Scope
+	sch     parse.Schema
+	targets map[string]*parse.Schema // pointer field → target schema (nil: not accessible)
+}
+
+func (r *columnResolver) target(field string) *parse.Schema {
+	if t, ok := r.targets[field]; ok {
+		return t
+	}
+	var out *parse.Schema
+	if ts, err := r.scope.Schema(r.ctx, r.sch.Fields[field].TargetClass); err == nil {
+		out = &ts
+	}
+	r.targets[field] = out
+	return out
+}
+
+// exportable reports whether a field gets a default column.
+func exportable(name string, f parse.Field) bool {
+	return name != parse.FieldACL && f.Type != parse.TypeRelation
+}
+
+// defaults lists every exportable field, each included pointer followed by
+// the fields of its target.
+func (r *columnResolver) defaults(included []string) []exportColumn {
+	var cols []exportColumn
+	for _, name := range r.sch.FieldNames() {
+		f, ok := r.sch.Fields[name]
+		if !ok || !exportable(name, f) {
+			continue
+		}
+		cols = append(cols, exportColumn{header: name, path: []string{name}, numeric: f.Type == parse.TypeNumber})
+		if f.Type != parse.TypePointer || !containsStr(included, name) {
+			continue
+		}
+		ts := r.target(name)
+		if ts == nil {
+			continue
+		}
+		for _, tn := range ts.FieldNames() {
+			tf, ok := ts.Fields[tn]
+			if !ok || !exportable(tn, tf) || tn == parse.FieldObjectID || tn == parse.FieldCreatedAt || tn == parse.FieldUpdatedAt {
+				continue
+			}
+			cols = append(cols, exportColumn{header: name + "." + tn, path: []string{name, tn}, numeric: tf.Type == parse.TypeNumber})
+		}
+	}
+	return cols
+}
+
+func (r *columnResolver) resolve(s columnSpec, at, argName string) (exportColumn, error) {
+	fail := func(format string, args ...any) (exportColumn, error) {
+		return exportColumn{}, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("%s %q: ", at, s.field) + fmt.Sprintf(format, args...), Details: map[string]any{"argument": argName, "column": s.field}}
+	}
+	path := strings.Split(s.field, ".")
+	for _, seg := range path {
+		if seg == "" {
+			return fail("empty segment in the field path")
+		}
+	}
+	col := exportColumn{header: s.header, path: path}
+	f, ok := r.sch.Fields[path[0]]
+	if !ok {
+		return fail("unknown field %q on class %s", path[0], r.sch.ClassName)
+	}
+	if f.Type == parse.TypeRelation {
+		return fail("Relation field %q has no value in the row; export %s with a $relatedTo where instead", path[0], f.TargetClass)
+	}
+	if len(path) == 1 {
+		col.numeric = f.Type == parse.TypeNumber
+		return col, nil
+	}
+	switch f.Type {
+	case parse.TypeObject:
+		return col, nil
+	case parse.TypePointer:
+	default:
+		return fail("%q is a %s field: dotted paths reach into Pointer and Object fields", path[0], f.Type)
+	}
+	ts := r.target(path[0])
+	if ts == nil {
+		return fail("the %s objects %q points to are not accessible", f.TargetClass, path[0])
+	}
+	tf, ok := ts.Fields[path[1]]
+	if !ok {
+		return fail("unknown field %q on class %s (the target of %q)", path[1], ts.ClassName, path[0])
+	}
+	if len(path) == 2 {
+		if tf.Type == parse.TypeRelation {
+			return fail("Relation field %q of %s has no value in the row", path[1], ts.ClassName)
+		}
+		col.numeric = tf.Type == parse.TypeNumber
+		return col, nil
+	}
+	switch tf.Type {
+	case parse.TypeObject:
+		return col, nil
+	case parse.TypePointer:
+		return fail("only one level of pointers can be followed; export %s for deeper data", ts.ClassName)
+	}
+	return fail("%q of %s is a %s field: dotted paths reach into Object fields", path[1], ts.ClassName, tf.Type)
+}
+
+// lookup walks path through a row (and its included objects).
+func lookup(row parse.Object, path []string) any {
+	var v any = row[path[0]]
+	for _, seg := range path[1:] {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[seg]
+	}
+	return v
+}
+
+// cellText renders one value as the text of a cell.
+func cellText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return formatNumber(x)
+	case map[string]any:
+		switch parse.TypeOf(x) {
+		case "Date":
+			if iso, ok := x["iso"].(string); ok {
+				return iso
+			}
+		case "Pointer", "Object":
+			if id, ok := x[parse.FieldObjectID].(string); ok {
+				return id
+			}
+		case "File":
+			if u, ok := x["url"].(string); ok && u != "" {
+				return u
+			}
+			if n, ok := x["name"].(string); ok {
+				return n
+			}
+		case "GeoPoint":
+			lat, ok1 := x["latitude"].(float64)
+			lng, ok2 := x["longitude"].(float64)
+			if ok1 && ok2 {
+				return formatNumber(lat) + "," + formatNumber(lng)
+			}
+		case "Polygon":
+			if c, ok := x["coordinates"]; ok {
+				return compactJSON(c)
+			}
+		case "Bytes":
+			if b, ok := x["base64"].(string); ok {
+				return b
+			}
+		}
+	}
+	return compactJSON(v)
+}
+
+// formatNumber renders a number without exponent for the usual range and
+// without a fractional part for integers (1000, not 1e+03 or 1000.0).
+func formatNumber(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if a := math.Abs(f); a != 0 && (a >= 1e21 || a < 1e-6) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func compactJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// textTable is the rendered cells of an export.
+type textTable struct {
+	headers []string
+	right   []bool // right-align the column in text tables
+	rows    [][]string
+}
+
+func csvField(s string) string {
+	if !strings.ContainsAny(s, "\",\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}
+
+func csvLine(cells []string) string {
+	if len(cells) == 1 && cells[0] == "" {
+		return "\"\"\n" // a lone empty field must not read as a blank line
+	}
+	fields := make([]string, len(cells))
+	for i, c := range cells {
+		fields[i] = csvField(c)
+	}
+	return strings.Join(fields, ",") + "\n"
+}
+
+// Backslashes are escaped too, so a value ending in "\" cannot un-escape
+// the next pipe.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+
+func mdLine(cells []string) string {
+	esc := make([]string, len(cells))
+	for i, c := range cells {
+		esc[i] = mdEscaper.Replace(c)
+	}
+	return "| " + strings.Join(esc, " | ") + " |\n"
+}
+
+// textCell keeps a text-table cell on one line.
+func textCell(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	s = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\n`).Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// textWidth is the display width of a cell (one column per rune).
+func textWidth(s string) int { return utf8.RuneCountInString(s) }
+
+// fit returns how many rows fit in maxBytes of output.
+func (t *textTable) fit(format string, maxBytes int) int {
+	switch format {
+	case ExportText:
+		widths := make([]int, len(t.headers))
+		extra := 0 // bytes beyond one per display column (multi-byte runes)
+		for i, h := range t.headers {
+			h = textCell(h)
+			widths[i] = textWidth(h)
+			extra += len(h) - widths[i]
+		}
+		for n, row := range t.rows {
+			for i, c := range row {
+				c = textCell(c)
+				w := textWidth(c)
+				widths[i] = max(widths[i], w)
+				extra += len(c) - w
+			}
+			line := 2 // leading "|" or "+", newline
+			for _, w := range widths {
+				line += w + 3
+			}
+			if (n+5)*line+extra > maxBytes { // border, header, border, rows, border
+				return n
+			}
+		}
+	default:
+		line := csvLine
+		total := len(csvLine(t.headers))
+		if format == ExportMarkdown {
+			line = mdLine
+			total = len(mdLine(t.headers)) + len(t.headers)*6 + 2
+		}
+		for n, row := range t.rows {
+			total += len(line(row))
+			if total > maxBytes {
+				return n
+			}
+		}
+	}
+	return len(t.rows)
+}
+
+func (t *textTable) render(format string) string {
+	var b strings.Builder
+	switch format {
+	case ExportMarkdown:
+		b.WriteString(mdLine(t.headers))
+		b.WriteString("|")
+		for range t.headers {
+			b.WriteString(" --- |")
+		}
+		b.WriteString("\n")
+		for _, row := range t.rows {
+			b.WriteString(mdLine(row))
+		}
+	case ExportText:
+		headers := make([]string, len(t.headers))
+		widths := make([]int, len(t.headers))
+		for i, h := range t.headers {
+			headers[i] = textCell(h)
+			widths[i] = textWidth(headers[i])
+		}
+		rows := make([][]string, len(t.rows))
+		for r, row := range t.rows {
+			rows[r] = make([]string, len(row))
+			for i, c := range row {
+				rows[r][i] = textCell(c)
+				widths[i] = max(widths[i], textWidth(rows[r][i]))
+			}
+		}
+		border := "+"
+		for _, w := range widths {
+			border += strings.Repeat("-", w+2) + "+"
+		}
+		border += "\n"
+		line := func(cells []string, align []bool) {
+			b.WriteString("|")
+			for i, c := range cells {
+				pad := strings.Repeat(" ", widths[i]-textWidth(c))
+				if align != nil && align[i] {
+					b.WriteString(" " + pad + c + " |")
+				} else {
+					b.WriteString(" " + c + pad + " |")
+				}
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString(border)
+		line(headers, nil)
+		b.WriteString(border)
+		for _, row := range rows {
+			line(row, t.right)
+		}
+		if len(rows) > 0 {
+			b.WriteString(border)
+		}
+	default:
+		b.WriteString(csvLine(t.headers))
+		for _, row := range t.rows {
+			b.WriteString(csvLine(row))
+		}
+	}
+	return b.String()
+}
