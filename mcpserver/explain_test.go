@@ -15,7 +15,9 @@ import (
 
 func explainServer(t *testing.T, cfg tools.Config) *mcpserver.Server {
 	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), ToolConfig: &cfg,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
