@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/pgtest"
 )
 
 var binary string
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Main(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -382,5 +383,40 @@ func typescriptInterop(t *testing.T, url string) {
 	}
 	if !report.Bad.IsError || !strings.Contains(report.Bad.Text, `"error_code":"not_found"`) {
 		t.Fatalf("bad class via TS: %+v", report.Bad)
+	}
+}
+
+// The demo dataset written to PostgreSQL (Parse Server's layout) is served
+// by call and serve like the SQLite one.
+func TestPostgresStore(t *testing.T) {
+	url := pgtest.Schema(t, "e2e_demo")
+	_, stderr, code := run(t, nil, "demo", "--rows", "1500", "--out", url, "-q")
+	if code != 0 {
+		t.Fatalf("demo --out postgres: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = run(t, nil, "demo", "--rows", "100", "--out", url, "-q")
+	if code != 1 || !strings.Contains(stderr, "already holds the demo classes") {
+		t.Fatalf("second demo into the same database: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := run(t, nil, "call", "count_objects", "--store", url, "--args", `{"class_name":"Ticket","where":{"status":"open"}}`)
+	var out map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &out) != nil || out["count"].(float64) <= 0 {
+		t.Fatalf("count on postgres: exit %d %s %s", code, stdout, stderr)
+	}
+	s := startServe(t, nil, "--store", url)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e-pg", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	q, isErr := callTool(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open"}, "order": "-createdAt", "limit": 5, "include": []string{"project"}})
+	if isErr || len(q["results"].([]any)) != 5 {
+		t.Fatalf("query on postgres: %v", q)
+	}
+	for _, r := range q["results"].([]any) {
+		if r.(map[string]any)["project"].(map[string]any)["__type"] != "Object" {
+			t.Fatalf("include on postgres: %v", r)
+		}
 	}
 }
