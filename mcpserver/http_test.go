@@ -166,7 +166,7 @@ func TestHTTPRawCategoryParam(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	sort.Strings(names)
-	if !slices.Equal(names, []string{"count_objects", "get_object", "get_objects", "get_sample_objects", "query_class"}) {
+	if !slices.Equal(names, []string{"count_objects", "explain_query", "get_object", "get_objects", "get_sample_objects", "query_class"}) {
 		t.Fatalf("tools/list {category: query}: %v", names)
 	}
 }

@@ -19,6 +19,7 @@ import (
 var builtinTools = map[string]string{
 	"list_tools": "discovery", "get_all_schemas": "schema", "get_schema": "schema",
 	"query_class": "query", "count_objects": "query", "get_object": "query", "get_objects": "query", "get_sample_objects": "query",
+	"explain_query": "query", "export_data": "export",
 }
 
 var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
@@ -78,6 +79,7 @@ func TestToolsListCategoryFilter(t *testing.T) {
 		{"schema", []string{"get_all_schemas", "get_schema"}},
 		{"SCHEMA", []string{"get_all_schemas", "get_schema"}},
 		{"discovery", []string{"list_tools"}},
+		{"export", []string{"export_data"}},
 		{"no-such-category", nil},
 	} {
 		res, err := cs.ListTools(context.Background(), &mcp.ListToolsParams{Meta: mcp.Meta{"category": tc.category}})
@@ -109,7 +111,7 @@ func TestListTools(t *testing.T) {
 	for _, tool := range out["tools"].([]any) {
 		names = append(names, tool.(map[string]any)["name"].(string))
 	}
-	want := []string{"count_objects", "get_object", "get_objects", "get_sample_objects", "query_class"}
+	want := []string{"count_objects", "explain_query", "get_object", "get_objects", "get_sample_objects", "query_class"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("list_tools(query) = %v", names)
 	}

@@ -26,11 +26,14 @@ func liftCategory(params json.RawMessage) (json.RawMessage, bool) {
 		return params, false
 	}
 	delete(m, "category")
-	meta := map[string]json.RawMessage{}
+	var meta map[string]json.RawMessage
 	if raw, ok := m["_meta"]; ok {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			return params, false
 		}
+	}
+	if meta == nil { // absent, or "_meta": null
+		meta = map[string]json.RawMessage{}
 	}
 	if _, set := meta["category"]; !set {
 		meta["category"] = cat

@@ -42,9 +42,9 @@ func exportTools() []*Tool {
 		Name:     "export_data",
 		Category: CategoryExport,
 		Description: fmt.Sprintf(`Export objects of a class as one formatted text block to hand to the user: "csv" (default, RFC 4180 quoting), "markdown" (a GitHub table) or "text" (a fixed-width table with +---+ borders). Use query_class to read data yourself; use this for a copy-pasteable artifact. where, order, skip and include work as in query_class; limit defaults to %d (max %d).
-columns picks and orders the columns. Each entry is either a field path used as its own header ("title", "meta.plan" inside an Object field, "project.name" through a Pointer, which is then included automatically, one level deep), or an object renaming the header: {"field": "project.name", "as": "Project"}, or the short form {"project.name": "Project"}; a single object {"title": "Title", "project.name": "Project"} also works (columns in the order written). keys is a plain list of paths, as in query_class; give columns or keys, not both.
-Without columns: objectId, createdAt, updatedAt and every other field (ACL and Relation fields left out); each pointer named in include adds a column per field of the pointed-to class ("project.name", …).
-Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoPoints as "latitude,longitude", Polygons as their coordinates, arrays and objects as compact JSON, missing values empty. The result holds headers, row_count and output; when more rows exist, truncated is true and next_skip is the skip for the next call.`, DefaultExportLimit, MaxExportLimit),
+columns picks and orders the columns. Each entry is either a field path used as its own header ("title", "meta.plan" inside an Object field, "project.name" or "project.owner.username" through Pointers, which are then included automatically, at most %d deep), or an object renaming the header: {"field": "project.name", "as": "Project"}, or the short form {"project.name": "Project"}; a single object {"title": "Title", "project.name": "Project"} also works (columns in the order written). keys is a plain list of paths, as in query_class; give columns or keys, not both.
+Without columns: objectId, createdAt, updatedAt and every other field (ACL and Relation fields left out); each pointer named in include adds a column per field of the pointed-to class ("project.name", …), deeper for paths like "project.owner".
+Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoPoints as "latitude,longitude", Polygons as their coordinates, arrays and objects as compact JSON, missing values empty. The result holds headers, row_count and output (at most %d bytes); when more rows exist, truncated is true and next_skip is the skip for the next call.`, DefaultExportLimit, MaxExportLimit, agent.MaxIncludeDepth, MaxExportBytes),
 		Permission: agent.Readonly,
 		Timeout:    30 * time.Second,
 		ReadOnly:   true,
@@ -52,7 +52,7 @@ Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoP
 			"where":   whereSchema,
 			"columns": columnsSchema,
 			"keys":    listSchema("Plain column list (field paths, each its own header); an alternative to columns."),
-			"include": listSchema("Pointer fields whose objects to fetch (one level); without columns, their fields become columns."),
+			"include": listSchema("Pointer fields whose objects to fetch (\"project.owner\" goes deeper); without columns, their fields become columns."),
 			"format":  {Type: "string", Enum: []any{ExportCSV, ExportMarkdown, ExportText}, Description: `Output format (default "csv").`},
 		}),
 		Handler: exportData,
@@ -104,6 +104,7 @@ type columnSpec struct {
 type exportColumn struct {
 	header  string
 	path    []string // field, then segments into an Object or an included object
+	include string   // the pointer path the column reads through ("project.owner"), if any
 	numeric bool     // a Number field: right-aligned in text tables
 }
 
@@ -135,7 +136,8 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Validate include first: without columns it decides the columns.
+	// include is checked first: without columns it decides the columns.
+	// Its deeper segments are checked by the scope when it includes them.
 	_, _, included, err := projection(sch, nil, args.Include)
 	if err != nil {
 		return nil, err
@@ -144,10 +146,10 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &columnResolver{ctx: ctx, scope: c.Scope, sch: sch, targets: map[string]*parse.Schema{}}
+	r := &columnResolver{ctx: ctx, scope: c.Scope, sch: sch, schemas: map[string]*parse.Schema{}}
 	var cols []exportColumn
 	if specs == nil {
-		cols = r.defaults(included)
+		cols = r.defaults(sch, "", included)
 	} else {
 		for i, s := range specs {
 			col, err := r.resolve(s, fmt.Sprintf("%s[%d]", argName, i), argName)
@@ -157,19 +159,19 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 			cols = append(cols, col)
 		}
 	}
-	// Fetch only what the columns read; include exactly the pointers a
-	// column reaches through.
-	var keys, include []string
+	// Fetch only the fields the columns read; include what was asked for
+	// and every pointer path a column reaches through.
+	include := included
+	var keys []string
 	for _, col := range cols {
-		head := col.path[0]
-		if len(col.path) > 1 && sch.Fields[head].Type == parse.TypePointer {
-			keys = append(keys, head+"."+col.path[1])
-			if !containsStr(include, head) {
-				include = append(include, head)
+		if col.include != "" {
+			keys = append(keys, col.path[0]+"."+col.path[1]) // projects the first included object
+			if !containsStr(include, col.include) {
+				include = append(include, col.include)
 			}
 			continue
 		}
-		keys = append(keys, head)
+		keys = append(keys, col.path[0])
 	}
 	top, sub, include, err := projection(sch, keys, include)
 	if err != nil {
@@ -202,7 +204,11 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	}
 	n := t.fit(format, MaxExportBytes)
 	if n == 0 && len(t.rows) > 0 {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes; export fewer or narrower columns", MaxExportBytes), Details: map[string]any{"max_bytes": MaxExportBytes}}
+		hint := ""
+		if format == ExportText {
+			hint = ", or use csv (a text table repeats its widest cell's width on every line)"
+		}
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes of %s; export fewer or narrower columns%s", MaxExportBytes, format, hint), Details: map[string]any{"max_bytes": MaxExportBytes}}
 	}
 	truncated := hasMore || n < len(t.rows)
 	t.rows = t.rows[:n]
@@ -411,18 +417,18 @@ type columnResolver struct {
 	ctx     context.Context
 	scope   *agent.Scope
 	sch     parse.Schema
-	targets map[string]*parse.Schema // pointer field → target schema (nil: not accessible)
+	schemas map[string]*parse.Schema // class → visible schema (nil: not accessible)
 }
 
-func (r *columnResolver) target(field string) *parse.Schema {
-	if t, ok := r.targets[field]; ok {
-		return t
+func (r *columnResolver) schemaOf(class string) *parse.Schema {
+	if sch, ok := r.schemas[class]; ok {
+		return sch
 	}
 	var out *parse.Schema
-	if ts, err := r.scope.Schema(r.ctx, r.sch.Fields[field].TargetClass); err == nil {
-		out = &ts
+	if sch, err := r.scope.Schema(r.ctx, class); err == nil {
+		out = &sch
 	}
-	r.targets[field] = out
+	r.schemas[class] = out
 	return out
 }
 
@@ -431,34 +437,50 @@ func exportable(name string, f parse.Field) bool {
 	return name != parse.FieldACL && f.Type != parse.TypeRelation
 }
 
-// defaults lists every exportable field, each included pointer followed by
-// the fields of its target.
-func (r *columnResolver) defaults(included []string) []exportColumn {
+// defaults lists every exportable field of sch in schema order; an
+// included pointer is followed by the fields of its target (without the
+// system fields: the pointer's own column is the objectId), recursively
+// for the include paths that go deeper.
+func (r *columnResolver) defaults(sch parse.Schema, prefix string, include []string) []exportColumn {
 	var cols []exportColumn
-	for _, name := range r.sch.FieldNames() {
-		f, ok := r.sch.Fields[name]
+	for _, name := range sch.FieldNames() {
+		f, ok := sch.Fields[name]
 		if !ok || !exportable(name, f) {
 			continue
 		}
-		cols = append(cols, exportColumn{header: name, path: []string{name}, numeric: f.Type == parse.TypeNumber})
-		if f.Type != parse.TypePointer || !containsStr(included, name) {
+		if prefix != "" && (name == parse.FieldObjectID || name == parse.FieldCreatedAt || name == parse.FieldUpdatedAt) {
 			continue
 		}
-		ts := r.target(name)
-		if ts == nil {
+		path := prefix + name
+		cols = append(cols, exportColumn{header: path, path: strings.Split(path, "."), include: strings.TrimSuffix(prefix, "."), numeric: f.Type == parse.TypeNumber})
+		if f.Type != parse.TypePointer {
 			continue
 		}
-		for _, tn := range ts.FieldNames() {
-			tf, ok := ts.Fields[tn]
-			if !ok || !exportable(tn, tf) || tn == parse.FieldObjectID || tn == parse.FieldCreatedAt || tn == parse.FieldUpdatedAt {
+		var deeper []string
+		included := false
+		for _, inc := range include {
+			head, tail, dotted := strings.Cut(inc, ".")
+			if head != name {
 				continue
 			}
-			cols = append(cols, exportColumn{header: name + "." + tn, path: []string{name, tn}, numeric: tf.Type == parse.TypeNumber})
+			included = true
+			if dotted {
+				deeper = append(deeper, tail)
+			}
+		}
+		if !included {
+			continue
+		}
+		if ts := r.schemaOf(f.TargetClass); ts != nil && strings.Count(path, ".") < agent.MaxIncludeDepth {
+			cols = append(cols, r.defaults(*ts, path+".", deeper)...)
 		}
 	}
 	return cols
 }
 
+// resolve checks a requested column: each segment but the last names a
+// Pointer (followed to its target class, at most agent.MaxIncludeDepth
+// deep) or an Object (whose contents are free-form).
 func (r *columnResolver) resolve(s columnSpec, at, argName string) (exportColumn, error) {
 	fail := func(format string, args ...any) (exportColumn, error) {
 		return exportColumn{}, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("%s %q: ", at, s.field) + fmt.Sprintf(format, args...), Details: map[string]any{"argument": argName, "column": s.field}}
@@ -470,46 +492,41 @@ func (r *columnResolver) resolve(s columnSpec, at, argName string) (exportColumn
 		}
 	}
 	col := exportColumn{header: s.header, path: path}
-	f, ok := r.sch.Fields[path[0]]
-	if !ok {
-		return fail("unknown field %q on class %s", path[0], r.sch.ClassName)
-	}
-	if f.Type == parse.TypeRelation {
-		return fail("Relation field %q has no value in the row; export %s with a $relatedTo where instead", path[0], f.TargetClass)
-	}
-	if len(path) == 1 {
-		col.numeric = f.Type == parse.TypeNumber
-		return col, nil
-	}
-	switch f.Type {
-	case parse.TypeObject:
-		return col, nil
-	case parse.TypePointer:
-	default:
-		return fail("%q is a %s field: dotted paths reach into Pointer and Object fields", path[0], f.Type)
-	}
-	ts := r.target(path[0])
-	if ts == nil {
-		return fail("the %s objects %q points to are not accessible", f.TargetClass, path[0])
-	}
-	tf, ok := ts.Fields[path[1]]
-	if !ok {
-		return fail("unknown field %q on class %s (the target of %q)", path[1], ts.ClassName, path[0])
-	}
-	if len(path) == 2 {
-		if tf.Type == parse.TypeRelation {
-			return fail("Relation field %q of %s has no value in the row", path[1], ts.ClassName)
+	cur := r.sch
+	pointers := 0
+	for i, seg := range path {
+		f, ok := cur.Fields[seg]
+		if !ok {
+			if i == 0 {
+				return fail("unknown field %q on class %s", seg, cur.ClassName)
+			}
+			return fail("unknown field %q on class %s (the target of %q)", seg, cur.ClassName, strings.Join(path[:i], "."))
 		}
-		col.numeric = tf.Type == parse.TypeNumber
-		return col, nil
+		if f.Type == parse.TypeRelation {
+			return fail("Relation field %q of %s has no value in the row; export %s with a $relatedTo where instead", seg, cur.ClassName, f.TargetClass)
+		}
+		if i == len(path)-1 {
+			col.numeric = f.Type == parse.TypeNumber
+			return col, nil
+		}
+		switch f.Type {
+		case parse.TypeObject:
+			return col, nil
+		case parse.TypePointer:
+			if pointers++; pointers > agent.MaxIncludeDepth {
+				return fail("a column follows at most %d pointers", agent.MaxIncludeDepth)
+			}
+			ts := r.schemaOf(f.TargetClass)
+			if ts == nil {
+				return fail("the %s objects %q points to are not accessible", f.TargetClass, strings.Join(path[:i+1], "."))
+			}
+			col.include = strings.Join(path[:i+1], ".")
+			cur = *ts
+		default:
+			return fail("%q is a %s field: dotted paths reach into Pointer and Object fields", seg, f.Type)
+		}
 	}
-	switch tf.Type {
-	case parse.TypeObject:
-		return col, nil
-	case parse.TypePointer:
-		return fail("only one level of pointers can be followed; export %s for deeper data", ts.ClassName)
-	}
-	return fail("%q of %s is a %s field: dotted paths reach into Object fields", path[1], ts.ClassName, tf.Type)
+	return col, nil
 }
 
 // lookup walks path through a row (and its included objects).

@@ -26,6 +26,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/internal/fixture"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
+	builtin "github.com/parsemcp/parsemcp/tools"
 )
 
 var binary string
@@ -101,7 +102,7 @@ func TestStdio(t *testing.T) {
 				t.Fatalf("negotiated %s", got)
 			}
 			tools, err := cs.ListTools(ctx, nil)
-			if err != nil || len(tools.Tools) != 8 {
+			if err != nil || len(tools.Tools) != len(builtin.Builtin()) {
 				t.Fatalf("tools/list: %v %v", tools, err)
 			}
 			calls := []struct {
@@ -176,7 +177,8 @@ func TestCallCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	stdout, _, code := run(t, nil, "version")
-	if code != 0 || !regexp.MustCompile(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, 8 tools\)\n$`).MatchString(stdout) {
+	want := fmt.Sprintf(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, %d tools\)\n$`, len(builtin.Builtin()))
+	if code != 0 || !regexp.MustCompile(want).MatchString(stdout) {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
 }
@@ -370,7 +372,7 @@ func typescriptInterop(t *testing.T, url string) {
 			t.Errorf("%s has no _meta.category", tool.Name)
 		}
 	}
-	if !slices.Contains(names, "query_class") || len(names) != 8 {
+	if !slices.Contains(names, "query_class") || len(names) != len(builtin.Builtin()) {
 		t.Fatalf("tools seen by the TS client: %v", names)
 	}
 	if report.Query.IsError || report.Query.Structured["class_name"] != "Ticket" || len(report.Query.Structured["results"].([]any)) != 2 {
