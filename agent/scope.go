@@ -242,7 +242,15 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 	out.ReadACL = s.readACL()
 	// Every sub-query ($inQuery, $select, $relatedTo) is governed like a
 	// find on its own class: hidden classes, CLP and ACL apply to it too.
-	err = query.Subqueries(out.Where, func(sq *query.Query) error {
+	if err := query.Subqueries(out.Where, s.governSub(ctx)); err != nil {
+		return nil, parse.Schema{}, err
+	}
+	return &out, sch, nil
+}
+
+// governSub constrains one sub-query like a find on its class.
+func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
+	return func(sq *query.Query) error {
 		rule, err := s.authorize(ctx, sq.Class, parse.OpFind)
 		if err != nil {
 			return err
@@ -256,11 +264,7 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 		}
 		sq.ReadACL = s.readACL()
 		return nil
-	})
-	if err != nil {
-		return nil, parse.Schema{}, err
 	}
-	return &out, sch, nil
 }
 
 func (s *Scope) readACL() []string {
@@ -465,4 +469,36 @@ func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 		return store.Plan{}, err
 	}
 	return ex.Explain(ctx, gq)
+}
+
+// Aggregate runs a pipeline governed like a find: the class's CLP and row
+// rules and the ACL filter the rows entering it; every $lookup'd class and
+// every sub-query of a $match is checked and filtered the same way.
+func (s *Scope) Aggregate(ctx context.Context, p *query.Pipeline) ([]map[string]any, error) {
+	rule, err := s.authorize(ctx, p.Class, parse.OpFind)
+	if err != nil {
+		return nil, err
+	}
+	p = p.WithFilter(rule)
+	govern := s.governSub(ctx)
+	if err := query.Subqueries(p.Filter, govern); err != nil {
+		return nil, err
+	}
+	for _, st := range p.Stages {
+		switch x := st.(type) {
+		case *query.MatchStage:
+			if err := query.Subqueries(x.Where, govern); err != nil {
+				return nil, err
+			}
+		case *query.LookupStage:
+			r, err := s.authorize(ctx, x.From.ClassName, parse.OpFind)
+			if err != nil {
+				return nil, err
+			}
+			if r != nil { // per-row CLP rules cannot follow a join: fail closed
+				return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("$lookup into %s is not allowed for this agent: its class-level permissions admit only some rows", x.From.ClassName)}
+			}
+		}
+	}
+	return s.st.Aggregate(ctx, p.Class, p, s.readACL())
 }

@@ -20,6 +20,7 @@ var builtinTools = map[string]string{
 	"list_tools": "discovery", "get_all_schemas": "schema", "get_schema": "schema",
 	"query_class": "query", "count_objects": "query", "get_object": "query", "get_objects": "query", "get_sample_objects": "query",
 	"explain_query": "query", "export_data": "export",
+	"aggregate": "aggregate", "group_by": "aggregate", "group_by_date": "aggregate", "distinct": "aggregate",
 }
 
 var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}

@@ -214,6 +214,7 @@ func Builtin() []*Tool {
 	out = append(out, queryTools()...)
 	out = append(out, exportTools()...)
 	out = append(out, explainTools()...)
+	out = append(out, aggregateTools()...)
 	return out
 }
 

@@ -1,0 +1,150 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+)
+
+func jsonOf(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestAggregateTools(t *testing.T) {
+	st := fixtureStore(t)
+	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
+	bobCS := connect(t, newServer(t, st, agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
+
+	out := ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "status"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"open","value":3},{"key":"closed","value":1},{"key":"in_progress","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by status (-want +got):\n%s", d)
+	}
+	out = ok(t, bobCS, "group_by", map[string]any{"class_name": "Ticket", "field": "status"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"open","value":2},{"key":"closed","value":1},{"key":"in_progress","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("bob's group_by status: the ticket with an empty ACL must not count (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "sum", "value_field": "priority", "sort": "key_asc", "limit": 2})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"closed","value":3},{"key":"in_progress","value":1}]`), out["groups"]); d != "" || out["truncated"] != true {
+		t.Fatalf("group_by sum, key_asc, limit 2 (-want +got):\n%s %v", d, out)
+	}
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "project", "where": map[string]any{"project": map[string]any{"$exists": true}}})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"pApollo001","value":2},{"key":"pBorealis2","value":1},{"key":"pComet0003","value":1}]`), out["groups"]); d != "" || out["pointer_class"] != "Project" {
+		t.Fatalf("group_by pointer (-want +got):\n%s %v", d, out)
+	}
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"space","value":2},{"key":"arctic","value":1},{"key":"nasa","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by array field (-want +got):\n%s", d)
+	}
+	dry := ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "max", "value_field": "priority", "dry_run": true})
+	if dry["dry_run"] != true || !strings.Contains(mustJSON(t, dry["pipeline"]), `"$max":"$priority"`) {
+		t.Fatalf("dry run: %v", dry)
+	}
+
+	out = ok(t, cs, "distinct", map[string]any{"class_name": "Ticket", "field": "status"})
+	if d := cmp.Diff(jsonOf(t, `["closed","in_progress","open"]`), out["values"]); d != "" {
+		t.Fatalf("distinct (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "distinct", map[string]any{"class_name": "Project", "field": "tags", "sort": "desc"})
+	if d := cmp.Diff(jsonOf(t, `["space","nasa","arctic"]`), out["values"]); d != "" {
+		t.Fatalf("distinct array desc (-want +got):\n%s", d)
+	}
+
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "month"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05","value":5}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date month (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "day", "sort": "key_desc", "limit": 2})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-05","value":1},{"key":"2025-05-04","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date day (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Project", "field": "createdAt", "interval": "quarter", "operation": "avg", "value_field": "budget"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-Q1","value":625},{"key":"2025-Q2","value":5000}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date quarter avg (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "week"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-W18","value":4},{"key":"2025-W19","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date week (-want +got):\n%s", d)
+	}
+
+	out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": jsonOf(t, `[{"$match":{"status":"open"}},{"$group":{"_id":"$priority","n":{"$sum":1}}},{"$sort":{"objectId":-1}}]`)})
+	if d := cmp.Diff(jsonOf(t, `[{"objectId":5,"n":1},{"objectId":2,"n":1},{"objectId":1,"n":1}]`), out["results"]); d != "" {
+		t.Fatalf("aggregate (-want +got):\n%s", d)
+	}
+	if out["pipeline_stages"] != 4.0 || out["auto_limited"] != nil {
+		t.Fatalf("auto $limit is added but not reported below the cap: %v", out)
+	}
+	out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$count":"total"}]`})
+	if d := cmp.Diff(jsonOf(t, `[{"total":5}]`), out["results"]); d != "" || out["pipeline_stages"] != 1.0 {
+		t.Fatalf("$count (-want +got):\n%s %v", d, out)
+	}
+	raw, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "aggregate", Arguments: map[string]any{"class_name": "Ticket", "pipeline": `[{"$sort":{"status":1,"priority":-1}}]`, "dry_run": true}})
+	if err != nil || raw.IsError {
+		t.Fatal(err, raw)
+	}
+	if text := raw.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"pipeline":[{"$sort":{"status":1,"priority":-1}},{"$limit":200}]`) {
+		t.Fatalf("dry run keeps the caller's key order and shows the auto limit: %s", text)
+	}
+
+	// Bad input and governance.
+	for _, tc := range []struct {
+		cs   string
+		args map[string]any
+		code string
+	}{
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$facet":{}}]`}, "invalid_argument"},
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `{"$match":{}}`}, "invalid_argument"},
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$nope"}}]`}, "invalid_argument"},
+		{"master", map[string]any{"class_name": "Ticket", "field": "status", "operation": "median"}, "invalid_argument"},
+		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"Payroll","localField":"title","foreignField":"_id","as":"p"}}]`}, "permission_denied"},
+		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"_Session","localField":"title","foreignField":"_id","as":"p"}}]`}, "invalid_argument"},
+		{"bob", map[string]any{"class_name": "Project", "pipeline": `[{"$group":{"_id":"$owner.email"}}]`}, "invalid_argument"},
+		{"bob", map[string]any{"class_name": "_User", "pipeline": `[{"$group":{"_id":"$email"}}]`}, "invalid_argument"},
+		{"bob", map[string]any{"class_name": "Payroll", "field": "amount"}, "permission_denied"},
+	} {
+		c := cs
+		if tc.cs == "bob" {
+			c = bobCS
+		}
+		tool := "aggregate"
+		if _, ok := tc.args["field"]; ok {
+			tool = "group_by"
+		}
+		fails(t, c, tool, tc.args, tc.code)
+	}
+	// A sub-query inside $match sees only the projects bob may read.
+	out = ok(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$match":{"project":{"$inQuery":{"className":"Project"}}}},{"$count":"n"}]`})
+	if d := cmp.Diff(jsonOf(t, `[{"n":3}]`), out["results"]); d != "" {
+		t.Fatalf("$inQuery in $match under bob's ACL (-want +got):\n%s", d)
+	}
+	// A $lookup returns only what the agent may read of the other class:
+	// bob cannot read Comet, and never sees other users' emails.
+	out = ok(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"Project","localField":"project","foreignField":"_id","as":"p"}},{"$project":{"p":1}},{"$sort":{"objectId":1}}]`})
+	res := out["results"].([]any)
+	if len(res) != 4 || len(res[3].(map[string]any)["p"].([]any)) != 0 || len(res[0].(map[string]any)["p"].([]any)) != 1 {
+		t.Fatalf("lookup under bob's ACL: %s", mustJSON(t, res))
+	}
+	out = ok(t, bobCS, "aggregate", map[string]any{"class_name": "Project", "pipeline": `[{"$lookup":{"from":"_User","localField":"owner","foreignField":"_id","as":"o"}}]`})
+	if s := mustJSON(t, out["results"]); strings.Contains(s, "example.com") || !strings.Contains(s, `"username":"alice"`) {
+		t.Fatalf("lookup leaks protected fields or lost the user: %s", s)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
