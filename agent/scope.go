@@ -480,23 +480,19 @@ func (s *Scope) Aggregate(ctx context.Context, p *query.Pipeline) ([]map[string]
 		return nil, err
 	}
 	p = p.WithFilter(rule)
-	govern := s.governSub(ctx)
-	if err := query.Subqueries(p.Filter, govern); err != nil {
+	if err := p.Subqueries(s.governSub(ctx)); err != nil {
 		return nil, err
 	}
-	for _, st := range p.Stages {
-		switch x := st.(type) {
-		case *query.MatchStage:
-			if err := query.Subqueries(x.Where, govern); err != nil {
-				return nil, err
-			}
-		case *query.LookupStage:
-			r, err := s.authorize(ctx, x.From.ClassName, parse.OpFind)
-			if err != nil {
-				return nil, err
-			}
-			if r != nil { // per-row CLP rules cannot follow a join: fail closed
-				return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("$lookup into %s is not allowed for this agent: its class-level permissions admit only some rows", x.From.ClassName)}
+	for _, l := range p.Lookups() {
+		r, err := s.authorize(ctx, l.From.ClassName, parse.OpFind)
+		if err != nil {
+			return nil, err
+		}
+		if r != nil { // pointerFields/readUserFields: the joined rows are narrowed too
+			if l.Filter == nil {
+				l.Filter = r
+			} else {
+				l.Filter = query.And{Exprs: []query.Expr{l.Filter, r}}
 			}
 		}
 	}

@@ -68,6 +68,18 @@ func TestAggregateTools(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-05","value":1},{"key":"2025-05-04","value":1}]`), out["groups"]); d != "" {
 		t.Fatalf("group_by_date day (-want +got):\n%s", d)
 	}
+	// Midnight UTC is the evening before in New York.
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "day", "timezone": "America/New_York", "limit": 2})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-04-30","value":1},{"key":"2025-05-01","value":1}]`), out["groups"]); d != "" || out["truncated"] != true {
+		t.Fatalf("group_by_date in New York (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "hour", "timezone": "+05:30", "limit": 1})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-01 05:00","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date hour at +05:30 (-want +got):\n%s", d)
+	}
+	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "day", "timezone": "Nowhere/Land"}, "invalid_argument")
+	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "title", "interval": "day"}, "invalid_argument")
+	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "fortnight"}, "invalid_argument")
 	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Project", "field": "createdAt", "interval": "quarter", "operation": "avg", "value_field": "budget"})
 	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-Q1","value":625},{"key":"2025-Q2","value":5000}]`), out["groups"]); d != "" {
 		t.Fatalf("group_by_date quarter avg (-want +got):\n%s", d)

@@ -29,6 +29,11 @@ type Store interface {
 	Find(ctx context.Context, q *query.Query) ([]parse.Object, error)
 	// Count returns how many rows q's constraints select (Limit/Skip ignored).
 	Count(ctx context.Context, q *query.Query) (int64, error)
+	// Aggregate runs a pipeline parsed (query.ParsePipeline) for class and
+	// returns its result rows. readACL, as Query.ReadACL, restricts the
+	// rows entering the pipeline and the rows of every $lookup'd class
+	// (nil: no restriction).
+	Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL []string) ([]map[string]any, error)
 
 	// Create inserts objects atomically: all of them or none. A missing
 	// objectId, createdAt or updatedAt is filled in; the objects passed in

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Relation", relationTests},
 		{"Context", contextTests},
 		{"WhereErrors", whereErrorTests},
+		{"Aggregate", aggregateTests},
 		{"CrossClass", crossClassTests},
 	}
 	for _, g := range groups {

@@ -1,0 +1,423 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// PipelineDialect is what the pipeline compiler needs beyond a where
+// Dialect. Expressions are SQL text; values reach SQL only through the
+// param functions (bind arguments).
+//
+// Values flow between stages in two forms. The column form is the type's
+// own column type (text, a number, a boolean, a timestamp; the backend's
+// form for File, GeoPoint, Polygon, Bytes). The JSON form (SQLite JSON
+// text, PostgreSQL jsonb) holds Objects, Arrays and values of unknown type;
+// the JSON normal form of a typed value is: String, Pointer (bare
+// objectId), File (name) and Bytes (base64) as JSON strings, Numbers and
+// Booleans as themselves, Dates as ISO-8601 strings in parse.DateLayout,
+// GeoPoints as {"latitude","longitude"}, Polygons as [[lat,lng],…].
+type PipelineDialect interface {
+	Dialect
+	// DatePart extracts a date part (a key of DateOperators) of a Date; tz
+	// is "" (UTC) or the placeholder of a bound time zone (an IANA name, or
+	// a "+05:30" offset when offset is set). It works in
+	// column form, in UTC, as a Number.
+	DatePart(op, expr, tz string, offset bool) string
+	// ToJSON renders a value of type t (column form, or JSON form when
+	// t's values are) in the JSON normal form, fit for JSONObject and
+	// JSONArrayAgg; NULL stays NULL.
+	ToJSON(expr string, t Type) string
+	// FromJSON converts a JSON-form value to t's column form (t a String,
+	// Number, Boolean, Date or Pointer); a JSON value of another type
+	// becomes NULL.
+	FromJSON(expr string, t Type) string
+	// JSONAt is the JSON-form value at the path sub inside a JSON-form
+	// value (NULL when missing).
+	JSONAt(expr string, sub []string, param func(any) string) string
+	// JSONObject builds a JSON object; keys are bound placeholders, vals
+	// JSON normal forms.
+	JSONObject(keys, vals []string) string
+	// JSONArrayAgg aggregates JSON normal forms into a JSON array, never
+	// NULL, in order (an ORDER BY list, "" for any order), of the rows
+	// where filter (a condition, "" for all rows) holds.
+	JSONArrayAgg(elem, filter, order string) string
+	// JSONSortKeys are the ORDER BY expressions that sort JSON-form values
+	// the same way on every backend (by type as MongoDB does: null,
+	// numbers, strings, objects, arrays, booleans; then by value).
+	JSONSortKeys(expr string) []string
+	// First is the aggregate value of expr (of type t) on the group's
+	// first row in the given ORDER BY order, NULL included.
+	First(expr, order string, t Type) string
+	// MinMax is the aggregate minimum (or maximum) of a scalar of type t.
+	MinMax(expr string, t Type, max bool) string
+	// Literal types a bound placeholder (or NULL) as a value of type t.
+	Literal(ph string, t Type) string
+	// Number converts an integer expression (count(*)) to the Number
+	// column form.
+	Number(expr string) string
+	// Unwind renders the join of a row (whose JSON-form array is arr) with
+	// the array's elements: the join clause, the element (JSON form), its
+	// 0-based index and its ORDER BY key. With preserve, a row whose
+	// array is empty, missing or not an array is kept once with NULLs.
+	Unwind(arr string, preserve bool) (join, elem, index, order string)
+	// NoLimit is the LIMIT bind value meaning no limit.
+	NoLimit() any
+}
+
+const ordCol = "_ord" // a row's position; user field names start with a letter
+
+// CompilePipeline renders p as one SELECT (a CTE per stage) and its bind
+// arguments. The result columns are p.Output, in order (or one dummy
+// column when p.Output is empty), ordered as the pipeline leaves them.
+// readACL is applied to the class rows entering the pipeline and to the
+// rows of every $lookup'd class: nil means no restriction; otherwise a row
+// must have a NULL `_rperm` or share an entry with readACL.
+func CompilePipeline(d PipelineDialect, p *Pipeline, readACL []string) (string, []any) {
+	c := &pcompiler{d: d, b: &Builder{D: d}, readACL: readACL}
+	shape := p.Input
+	stages := p.Stages
+	// The filter and the leading $match stages constrain the class rows
+	// themselves (so indexes apply).
+	var where []Expr
+	if p.Filter != nil {
+		where = append(where, p.Filter)
+	}
+	for len(stages) > 0 {
+		m, ok := stages[0].(*MatchStage)
+		if !ok {
+			break
+		}
+		if m.Where != nil {
+			where = append(where, m.Where)
+		}
+		stages = stages[1:]
+	}
+	sel := make([]string, 0, len(shape)+1)
+	for _, f := range shape {
+		sel = append(sel, d.Ident(f.Name))
+	}
+	sel = append(sel, d.Ident(parse.FieldObjectID)+" AS "+d.Ident(ordCol))
+	q := &Query{ReadACL: readACL}
+	switch len(where) {
+	case 0:
+	case 1:
+		q.Where = where[0]
+	default:
+		q.Where = And{Exprs: where}
+	}
+	body := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.Ident(p.Class)
+	if w := c.b.Where(q); w != "" {
+		body += " WHERE " + w
+	}
+	prev := c.cte(body)
+	for _, st := range stages {
+		prev = c.stage(st, prev, shape)
+		shape = st.out()
+	}
+	cols := make([]string, 0, len(shape))
+	for _, f := range shape {
+		cols = append(cols, d.Ident(f.Name))
+	}
+	if len(cols) == 0 {
+		cols = []string{"NULL AS " + d.Ident("_none")}
+	}
+	sqlText := "WITH " + strings.Join(c.ctes, ", ") + " SELECT " + strings.Join(cols, ", ") + " FROM " + prev + " ORDER BY " + d.Ident(ordCol)
+	return sqlText, c.b.Args
+}
+
+type pcompiler struct {
+	d       PipelineDialect
+	b       *Builder
+	readACL []string
+	ctes    []string
+}
+
+func (c *pcompiler) cte(body string) string {
+	name := c.d.Ident("s" + strconv.Itoa(len(c.ctes)))
+	c.ctes = append(c.ctes, name+" AS ("+body+")")
+	return name
+}
+
+func (c *pcompiler) col(from, name string) string { return from + "." + c.d.Ident(name) }
+
+func (c *pcompiler) as(expr, name string) string { return expr + " AS " + c.d.Ident(name) }
+
+// passthrough selects every field of shape from the row alias "p".
+func (c *pcompiler) passthrough(shape []Field) []string {
+	out := make([]string, 0, len(shape)+1)
+	for _, f := range shape {
+		out = append(out, c.col("p", f.Name))
+	}
+	return out
+}
+
+// operand renders op over the row alias from.
+func (c *pcompiler) operand(op Operand, from string) string {
+	switch {
+	case op.IsConst:
+		if op.Const == nil {
+			return c.d.Literal("NULL", op.Type)
+		}
+		return c.d.Literal(c.b.Param(op.Const), op.Type)
+	case op.Op != "":
+		tz := ""
+		if op.TZ != "" {
+			tz = c.b.Param(op.TZ)
+		}
+		return c.d.DatePart(op.Op, c.operand(*op.Arg, from), tz, op.TZOffset)
+	}
+	col := c.col(from, op.Ref)
+	if len(op.Sub) == 0 {
+		return col
+	}
+	at := c.d.JSONAt(col, op.Sub, c.b.Param)
+	if op.Type.jsonForm() {
+		return at
+	}
+	return c.d.FromJSON(at, op.Type)
+}
+
+// orderKeys renders ORDER BY items for a value of type t.
+func (c *pcompiler) orderKeys(expr string, t Type, desc bool) []string {
+	dir := " ASC"
+	if desc {
+		dir = " DESC"
+	}
+	dir += c.d.NullsOrder(desc)
+	exprs := []string{expr}
+	if t.jsonForm() {
+		exprs = c.d.JSONSortKeys(expr)
+	}
+	out := make([]string, len(exprs))
+	for i, e := range exprs {
+		out[i] = e + dir
+	}
+	return out
+}
+
+func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
+	from := " FROM " + prev + " AS p"
+	switch s := st.(type) {
+	case *MatchStage:
+		body := "SELECT *" + from
+		if s.Where != nil {
+			if w := c.b.Where(&Query{Where: s.Where}); w != "" {
+				body += " WHERE " + w
+			}
+		}
+		return c.cte(body)
+	case *SortStage:
+		var keys []string
+		for _, k := range s.Keys {
+			e := c.operand(Operand{Ref: k.Field, Sub: k.Sub, Type: k.Type}, "p")
+			keys = append(keys, c.orderKeys(e, k.Type, k.Desc)...)
+		}
+		keys = append(keys, c.col("p", ordCol)+" ASC")
+		sel := append(c.passthrough(in), c.as("row_number() OVER (ORDER BY "+strings.Join(keys, ", ")+")", ordCol))
+		return c.cte("SELECT " + strings.Join(sel, ", ") + from)
+	case *LimitStage:
+		return c.cte("SELECT *" + from + " ORDER BY " + c.col("p", ordCol) + " LIMIT " + c.b.Param(int64(s.N)) + " OFFSET " + c.b.Param(int64(0)))
+	case *SkipStage:
+		return c.cte("SELECT *" + from + " ORDER BY " + c.col("p", ordCol) + " LIMIT " + c.b.Param(c.d.NoLimit()) + " OFFSET " + c.b.Param(int64(s.N)))
+	case *ProjectStage:
+		sel := make([]string, 0, len(s.Fields)+1)
+		for _, f := range s.Fields {
+			sel = append(sel, c.as(c.operand(f.Value, "p"), f.Field.Name))
+		}
+		sel = append(sel, c.col("p", ordCol))
+		return c.cte("SELECT " + strings.Join(sel, ", ") + from)
+	case *CountStage:
+		return c.cte("SELECT " + c.as(c.d.Number("count(*)"), s.Field) + ", " + c.as("1", ordCol) + from + " HAVING count(*) > 0")
+	case *UnwindStage:
+		join, elem, index, order := c.d.Unwind(c.col("p", s.Field), s.Preserve)
+		if !s.Elem.jsonForm() {
+			elem = c.d.FromJSON(elem, s.Elem)
+		}
+		var sel []string
+		for _, f := range s.out() {
+			switch f.Name {
+			case s.Field:
+				sel = append(sel, c.as(elem, f.Name))
+			case s.IndexField:
+				sel = append(sel, c.as(c.d.Number(index), f.Name))
+			default:
+				sel = append(sel, c.col("p", f.Name))
+			}
+		}
+		sel = append(sel, c.as("row_number() OVER (ORDER BY "+c.col("p", ordCol)+" ASC, "+order+" ASC)", ordCol))
+		return c.cte("SELECT " + strings.Join(sel, ", ") + from + " " + join)
+	case *LookupStage:
+		return c.lookup(s, prev)
+	case *GroupStage:
+		return c.group(s, prev)
+	}
+	panic(fmt.Sprintf("query: unknown pipeline stage %T", st))
+}
+
+func (c *pcompiler) lookup(s *LookupStage, prev string) string {
+	fields := classFields(s.From)
+	keys := make([]string, len(fields))
+	vals := make([]string, len(fields))
+	for i, f := range fields {
+		keys[i] = c.b.Param(f.Name)
+		vals[i] = c.d.ToJSON(c.col("f", f.Name), f.Type)
+	}
+	cond := c.col("f", s.ForeignField) + " = " + c.operand(s.Local, "p")
+	if s.Filter != nil {
+		// Unqualified columns bind to f, the innermost FROM.
+		if w := c.b.Where(&Query{Where: s.Filter}); w != "" {
+			cond += " AND (" + w + ")"
+		}
+	}
+	if c.readACL != nil {
+		phs := make([]string, len(c.readACL))
+		for i, e := range c.readACL {
+			phs[i] = c.b.Param(e)
+		}
+		perm := c.col("f", "_rperm")
+		cond += " AND (" + perm + " IS NULL OR " + c.d.ACLOverlap(perm, phs) + ")"
+	}
+	sub := "(SELECT " + c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", c.col("f", parse.FieldObjectID)+" ASC") +
+		" FROM " + c.d.Ident(s.From.ClassName) + " AS f WHERE " + cond + ")"
+	var sel []string
+	for _, f := range s.out() {
+		if f.Name == s.As {
+			sel = append(sel, c.as(sub, f.Name))
+			continue
+		}
+		sel = append(sel, c.col("p", f.Name))
+	}
+	sel = append(sel, c.col("p", ordCol))
+	return c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p")
+}
+
+func (c *pcompiler) group(s *GroupStage, prev string) string {
+	// First a CTE computing the key parts and accumulator arguments per
+	// row, so the grouping works on plain columns.
+	var pre []string
+	type keyCol struct {
+		name string
+		t    Type
+	}
+	var keyCols []keyCol
+	var keyExprs []string
+	key := func(op Operand, name string) {
+		e := c.operand(op, "p")
+		if op.Type.jsonKey() {
+			e = c.d.ToJSON(e, op.Type)
+		}
+		pre = append(pre, c.as(e, name))
+		keyExprs = append(keyExprs, e)
+		keyCols = append(keyCols, keyCol{name, op.Type.keyValue()})
+	}
+	if s.Key != nil && !s.Key.IsConst {
+		key(*s.Key, "_k0")
+	}
+	for i, comp := range s.Components {
+		key(comp.Value, "_k"+strconv.Itoa(i))
+	}
+	for i, a := range s.Accumulators {
+		if a.Arg == nil {
+			continue
+		}
+		e := c.operand(*a.Arg, "p")
+		name := "_a" + strconv.Itoa(i)
+		if a.Op == "$addToSet" {
+			// A set keeps each value's first row in the group.
+			if a.Arg.Type.jsonKey() {
+				e = c.d.ToJSON(e, a.Arg.Type)
+			}
+			part := append(append([]string(nil), keyExprs...), e)
+			pre = append(pre, c.as("row_number() OVER (PARTITION BY "+strings.Join(part, ", ")+" ORDER BY "+c.col("p", ordCol)+" ASC)", "_d"+strconv.Itoa(i)))
+		}
+		pre = append(pre, c.as(e, name))
+	}
+	body := "SELECT p.*"
+	if len(pre) > 0 {
+		body += ", " + strings.Join(pre, ", ")
+	}
+	g := c.cte(body + " FROM " + prev + " AS p")
+
+	var sel []string
+	switch {
+	case s.Key != nil && s.Key.IsConst:
+		sel = append(sel, c.as(c.operand(*s.Key, "g"), parse.FieldObjectID))
+	case s.Key != nil:
+		sel = append(sel, c.as(c.col("g", "_k0"), parse.FieldObjectID))
+	default:
+		keys := make([]string, len(s.Components))
+		vals := make([]string, len(s.Components))
+		for i, comp := range s.Components {
+			keys[i] = c.b.Param(comp.Name)
+			vals[i] = c.d.ToJSON(c.col("g", keyCols[i].name), keyCols[i].t)
+		}
+		sel = append(sel, c.as(c.d.JSONObject(keys, vals), parse.FieldObjectID))
+	}
+	ord := c.col("g", ordCol)
+	for i, a := range s.Accumulators {
+		arg := c.col("g", "_a"+strconv.Itoa(i))
+		var e string
+		switch a.Op {
+		case "$count":
+			e = c.d.Number("count(*)")
+		case "$sum":
+			switch {
+			case a.Arg == nil && a.Factor == 1:
+				e = c.d.Number("count(*)")
+			case a.Arg == nil:
+				e = "(" + c.d.Number("count(*)") + " * " + c.d.Literal(c.b.Param(a.Factor), a.Type) + ")"
+			default:
+				e = "COALESCE(sum(" + arg + "), " + c.d.Literal(c.b.Param(float64(0)), a.Type) + ")"
+			}
+		case "$avg":
+			e = "avg(" + arg + ")"
+		case "$min", "$max":
+			e = c.d.MinMax(arg, a.Arg.Type, a.Op == "$max")
+		case "$first":
+			e = c.d.First(arg, ord+" ASC", a.Arg.Type)
+		case "$last":
+			e = c.d.First(arg, ord+" DESC", a.Arg.Type)
+		case "$push":
+			e = c.d.JSONArrayAgg(c.d.ToJSON(arg, a.Arg.Type), arg+" IS NOT NULL", ord+" ASC")
+		case "$addToSet":
+			// The distinct values in ascending order (as a sort would
+			// order them), equal-ordering ones by first appearance.
+			t := a.Arg.Type.keyValue()
+			order := append(c.orderKeys(arg, t, false), ord+" ASC")
+			filter := arg + " IS NOT NULL AND " + c.col("g", "_d"+strconv.Itoa(i)) + " = 1"
+			e = c.d.JSONArrayAgg(c.d.ToJSON(arg, t), filter, strings.Join(order, ", "))
+		default:
+			panic("query: unknown accumulator " + a.Op)
+		}
+		sel = append(sel, c.as(e, a.Name))
+	}
+	// Groups come out in ascending key order; keys that order the same
+	// (whole arrays and objects) by their first row.
+	var groupBy, order []string
+	for _, k := range keyCols {
+		col := c.col("g", k.name)
+		groupBy = append(groupBy, col)
+		order = append(order, c.orderKeys(col, k.t, false)...)
+	}
+	if len(order) > 0 {
+		order = append(order, "min("+ord+") ASC")
+	}
+	if len(order) == 0 {
+		// One group: count(*) makes the query an aggregate one even
+		// without accumulators (SQLite wants that for HAVING).
+		sel = append(sel, c.as("count(*)", "_n"), c.as("1", ordCol))
+	} else {
+		sel = append(sel, c.as("row_number() OVER (ORDER BY "+strings.Join(order, ", ")+")", ordCol))
+	}
+	body = "SELECT " + strings.Join(sel, ", ") + " FROM " + g + " AS g"
+	if len(groupBy) > 0 {
+		body += " GROUP BY " + strings.Join(groupBy, ", ")
+	} else {
+		body += " HAVING count(*) > 0" // no rows, no group (as MongoDB)
+	}
+	return c.cte(body)
+}
