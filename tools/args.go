@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"fmt"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -109,4 +110,31 @@ func classSchema(ctx context.Context, s *agent.Scope, class string) (parse.Schem
 		return parse.Schema{}, &Error{Code: CodeInvalidArgument, Message: "argument \"class_name\" is required", Details: map[string]any{"argument": "class_name"}}
 	}
 	return s.Schema(ctx, class)
+}
+
+// findSpec is the validated where, order, limit and skip of a find-shaped
+// tool (query_class, explain_query, export_data).
+type findSpec struct {
+	where    query.Expr
+	whereObj map[string]any
+	order    []query.OrderKey
+	limit    int
+	skip     int
+}
+
+func parseFind(ctx context.Context, s *agent.Scope, sch parse.Schema, w Where, order string, limit *int, def, max, skip int) (findSpec, error) {
+	var f findSpec
+	var err error
+	if f.limit, err = intArg("limit", limit, def, 1, max); err != nil {
+		return f, err
+	}
+	if skip < 0 || skip > MaxSkip {
+		return f, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
+	}
+	f.skip = skip
+	if f.where, f.whereObj, err = w.parse(ctx, s, sch); err != nil {
+		return f, err
+	}
+	f.order, err = query.ParseOrder(sch, order)
+	return f, err
 }

@@ -47,18 +47,11 @@ func explainQuery(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := intArg("limit", args.Limit, DefaultQueryLimit, 1, MaxQueryLimit)
+	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, 0)
 	if err != nil {
 		return nil, err
 	}
-	where, _, err := args.Where.parse(ctx, c.Scope, sch)
-	if err != nil {
-		return nil, err
-	}
-	order, err := query.ParseOrder(sch, args.Order)
-	if err != nil {
-		return nil, err
-	}
+	where, order, limit := spec.where, spec.order, spec.limit
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit}
 	plan, err := c.Scope.Explain(ctx, q)
 	if errors.Is(err, agent.ErrNoExplain) {

@@ -121,21 +121,11 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := intArg("limit", args.Limit, DefaultExportLimit, 1, MaxExportLimit)
+	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
 	if err != nil {
 		return nil, err
 	}
-	if args.Skip < 0 || args.Skip > MaxSkip {
-		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
-	}
-	where, _, err := args.Where.parse(ctx, c.Scope, sch)
-	if err != nil {
-		return nil, err
-	}
-	order, err := query.ParseOrder(sch, args.Order)
-	if err != nil {
-		return nil, err
-	}
+	where, order, limit := spec.where, spec.order, spec.limit
 	// include is checked first: without columns it decides the columns.
 	// Its deeper segments are checked by the scope when it includes them.
 	_, _, included, err := projection(sch, nil, args.Include)

@@ -183,21 +183,11 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit, err := intArg("limit", args.Limit, DefaultQueryLimit, 1, MaxQueryLimit)
+	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, args.Skip)
 	if err != nil {
 		return nil, err
 	}
-	if args.Skip < 0 || args.Skip > MaxSkip {
-		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
-	}
-	where, whereObj, err := args.Where.parse(ctx, c.Scope, sch)
-	if err != nil {
-		return nil, err
-	}
-	order, err := query.ParseOrder(sch, args.Order)
-	if err != nil {
-		return nil, err
-	}
+	where, whereObj, order, limit := spec.where, spec.whereObj, spec.order, spec.limit
 	keys, sub, include, err := projection(sch, args.Keys, args.Include)
 	if err != nil {
 		return nil, err

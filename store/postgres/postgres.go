@@ -81,19 +81,7 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]parse.Schema{}
-	for rows.Next() {
-		var name, raw string
-		if err := rows.Scan(&name, &raw); err != nil {
-			return nil, err
-		}
-		sch, err := parse.UnmarshalStoredSchema(name, []byte(raw))
-		if err != nil {
-			return nil, err
-		}
-		out[name] = sch
-	}
-	return out, rows.Err()
+	return store.ReadSchemaRows(rows)
 }
 
 // Schemas returns every class's schema, sorted by name.
