@@ -193,7 +193,11 @@ func TestExportColumnsAndAliases(t *testing.T) {
 				if err != nil || res.IsError {
 					t.Fatalf("%v %v", err, res)
 				}
-				out = res.StructuredContent.(map[string]any)["output"].(string)
+				var m map[string]any
+				if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &m); err != nil {
+					t.Fatal(err)
+				}
+				out = m["output"].(string)
 			} else {
 				out, _ = exportOut(t, cs, args)
 			}

@@ -97,24 +97,20 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 	}
 }
 
+// Results travel once, as JSON text: no built-in tool declares an output
+// schema, so structuredContent is optional, every client reads text, and
+// sending both doubles the SDK's encoding work (docs/PERFORMANCE.md).
 func successResult(data any) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(data)
 	if err != nil {
 		return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 }
 
 func errorResult(e *tools.Error) *mcp.CallToolResult {
 	b, _ := json.Marshal(e)
-	return &mcp.CallToolResult{
-		IsError:           true,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
 func newCorrelationID() string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -107,5 +108,13 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err != nil {
 		return nil, false, err
 	}
-	return res.StructuredContent, res.IsError, nil
+	var out any
+	if len(res.Content) == 1 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			if err := json.Unmarshal([]byte(tc.Text), &out); err != nil {
+				return nil, false, fmt.Errorf("tool %s returned non-JSON text: %w", name, err)
+			}
+		}
+	}
+	return out, res.IsError, nil
 }

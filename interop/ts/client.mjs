@@ -24,7 +24,7 @@ try {
     protocolVersion: transport.protocolVersion ?? null,
     serverName: client.getServerVersion()?.name,
     tools: tools.tools.map((t) => ({ name: t.name, category: t._meta?.category })),
-    query: { isError: query.isError ?? false, structured: query.structuredContent, text: query.content[0]?.text },
+    query: { isError: query.isError ?? false, structured: JSON.parse(query.content[0]?.text ?? "null"), text: query.content[0]?.text },
     bad: { isError: bad.isError ?? false, text: bad.content[0]?.text },
   };
   process.stdout.write(JSON.stringify(report));

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/parsemcp/parsemcp/store"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -210,3 +211,9 @@ func (dialect) Unwind(arr string, preserve bool) (join, elem, index, order strin
 }
 
 func (dialect) NoLimit() any { return nil }
+
+// SQLShape exposes the store's dialect and codecs, so benchmarks can run
+// the store's exact SQL directly and decode it the same way.
+func (s *Store) SQLShape() (query.PipelineDialect, store.ColumnCodec, query.ValueCodec) {
+	return s.d, codec, pipelineCodec
+}

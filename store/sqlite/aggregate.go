@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"github.com/parsemcp/parsemcp/store"
 	"modernc.org/sqlite"
 	"strings"
 	"time"
@@ -253,4 +254,10 @@ func init() {
 		}
 		return localTime(iso, tz)
 	})
+}
+
+// SQLShape exposes the store's dialect and codecs, so benchmarks can run
+// the store's exact SQL directly and decode it the same way.
+func (s *Store) SQLShape() (query.PipelineDialect, store.ColumnCodec, query.ValueCodec) {
+	return s.d, codec, pipelineCodec
 }
