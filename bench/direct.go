@@ -1,0 +1,184 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/postgres"
+	"github.com/parsemcp/parsemcp/store/sqlite"
+)
+
+// The baseline ("direct") runs the exact SQL a store runs — store.FindSQL,
+// store.CountSQL and query.CompilePipeline rendered with the store's own
+// dialect — on the store's own *sql.DB or pgx pool, and decodes the rows
+// with the store's own codecs (store.DecodeRow, Pipeline.DecodeRow). The
+// dialect and the codecs come from the stores' SQLShape.
+
+// SQLRunner runs a store's SQL without the store's Go API around it.
+type SQLRunner interface {
+	// Find runs store.FindSQL for q on sch (the raw, stored schema, as the
+	// store uses) and decodes the rows as the store does.
+	Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error)
+	// Count runs store.CountSQL for q.
+	Count(ctx context.Context, q *query.Query) (int64, error)
+	// Aggregate runs query.CompilePipeline for p and decodes the rows with
+	// Pipeline.DecodeRow, as the store's Aggregate does.
+	Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error)
+}
+
+// NewSQLRunner returns the direct runner of a SQLite or PostgreSQL store.
+func NewSQLRunner(st store.Store) (SQLRunner, error) {
+	switch s := st.(type) {
+	case *sqlite.Store:
+		d, codec, pcodec := s.SQLShape()
+		return &sqliteDirect{db: s.DB(), d: d, pd: d, codec: codec, pcodec: pcodec}, nil
+	case *postgres.Store:
+		d, codec, pcodec := s.SQLShape()
+		return &pgDirect{pool: s.Pool(), d: d, pd: d, codec: codec, pcodec: pcodec}, nil
+	}
+	return nil, fmt.Errorf("bench: no direct SQL runner for %T", st)
+}
+
+type sqliteDirect struct {
+	db     *sql.DB
+	d      query.Dialect
+	pd     query.PipelineDialect
+	codec  store.ColumnCodec
+	pcodec query.ValueCodec
+}
+
+// Find mirrors sqlite.Store.Find after its schema lookup.
+func (r *sqliteDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error) {
+	text, args, fields := store.FindSQL(r.d, sch, q, int64(-1))
+	rows, err := r.db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []parse.Object
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		obj, err := store.DecodeRow(r.codec, sch, fields, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, rows.Err()
+}
+
+func (r *sqliteDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
+	text, args := store.CountSQL(r.d, q)
+	var n int64
+	err := r.db.QueryRowContext(ctx, text, args...).Scan(&n)
+	return n, err
+}
+
+// Aggregate mirrors sqlite.Store.Aggregate after its schema lookup.
+func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+	text, args := query.CompilePipeline(r.pd, p, readACL)
+	rows, err := r.db.QueryContext(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	out := []map[string]any{}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row, err := p.DecodeRow(r.pcodec, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+type pgDirect struct {
+	pool   *pgxpool.Pool
+	d      query.Dialect
+	pd     query.PipelineDialect
+	codec  store.ColumnCodec
+	pcodec query.ValueCodec
+}
+
+// Find mirrors postgres.Store.Find after its schema lookup.
+func (r *pgDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error) {
+	text, args, fields := store.FindSQL(r.d, sch, q, nil)
+	rows, err := r.pool.Query(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []parse.Object
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		obj, err := store.DecodeRow(r.codec, sch, fields, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, obj)
+	}
+	return out, rows.Err()
+}
+
+func (r *pgDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
+	text, args := store.CountSQL(r.d, q)
+	var n int64
+	err := r.pool.QueryRow(ctx, text, args...).Scan(&n)
+	return n, err
+}
+
+// Aggregate mirrors postgres.Store.Aggregate after its schema lookup.
+func (r *pgDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+	text, args := query.CompilePipeline(r.pd, p, readACL)
+	rows, err := r.pool.Query(ctx, text, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []map[string]any{}
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return nil, err
+		}
+		row, err := p.DecodeRow(r.pcodec, vals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
