@@ -422,3 +422,45 @@ func TestPostgresStore(t *testing.T) {
 		}
 	}
 }
+
+// headerTransport adds a header to every request of an MCP client.
+type headerTransport struct{ key, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.key, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A request carrying a Parse session token acts as that token's user; a bad
+// token is refused, whatever the server's default identity.
+func TestSessionTokenHeader(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fixture.sqlite")
+	st := fixture.Store(t, path)
+	if err := st.Create(context.Background(), "_Session", []map[string]any{
+		{"sessionToken": "r:bobsession", "user": map[string]any{"__type": "Pointer", "className": "_User", "objectId": fixture.Bob},
+			"expiresAt": map[string]any{"__type": "Date", "iso": "2999-01-01T00:00:00.000Z"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	s := startServe(t, nil, "--store", "sqlite:"+path) // default identity: master
+	connectWith := func(token string) *mcp.ClientSession {
+		t.Helper()
+		tr := &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", token}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "session", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	out, isErr := callTool(t, connectWith("r:bobsession"), "count_objects", map[string]any{"class_name": "Project"})
+	if isErr || out["count"] != 2.0 {
+		t.Fatalf("bob's session sees his projects only: %v", out)
+	}
+	_, err := connectWith("r:forged").CallTool(context.Background(), &mcp.CallToolParams{Name: "count_objects", Arguments: map[string]any{"class_name": "Project"}})
+	if err == nil || !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("a forged token must be refused: %v", err)
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -188,7 +190,12 @@ func cachedDemo(ctx context.Context, log *slog.Logger, rows int) (string, error)
 // agentFactory returns the factory of the agents this process serves, from
 // the identity flags. Without an identity flag the agent holds the master
 // key (sees every row), read-only unless --permission says otherwise.
-func (f *storeFlags) agentFactory(log *slog.Logger) (mcpserver.AgentFactory, error) {
+// SessionHeader carries a Parse session token: a request with one acts as
+// that token's user (its roles resolved from _Role); an invalid or expired
+// token is refused with 401.
+const SessionHeader = "X-Parse-Session-Token"
+
+func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st store.Store) (mcpserver.AgentFactory, error) {
 	perm, err := agent.ParsePermission(f.permission)
 	if err != nil {
 		return nil, err
@@ -201,26 +208,42 @@ func (f *storeFlags) agentFactory(log *slog.Logger) (mcpserver.AgentFactory, err
 		}
 		id = agent.Identity{Mode: agent.AuthAnonymous}
 	case f.asUser != "":
-		id = agent.Identity{Mode: agent.AuthUser, UserID: f.asUser, Roles: f.asRoles}
+		if id, err = agent.UserIdentity(ctx, st, f.asUser); err != nil {
+			return nil, fmt.Errorf("--as-user: %w", err)
+		}
+		for _, r := range f.asRoles {
+			if !slices.Contains(id.Roles, r) {
+				id.Roles = append(id.Roles, r)
+			}
+		}
+		log.Info("agents act as a user", "user", id.UserID, "roles", id.Roles)
 	case len(f.asRoles) > 0:
 		id = agent.Identity{Mode: agent.AuthRole, Roles: f.asRoles}
 	default:
 		id = agent.Identity{Mode: agent.AuthMaster}
 		log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
 	}
-	return func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
+		if tok := r.Header.Get(SessionHeader); tok != "" {
+			sid, err := agent.SessionIdentity(ctx, st, tok, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			return agent.New(perm, sid), nil
+		}
 		return agent.New(perm, id), nil
 	}, nil
 }
 
 // newServer opens the store and builds the MCP server.
 func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserver.Server, store.Store, error) {
-	factory, err := f.agentFactory(log)
+	st, err := f.openStore(ctx, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := f.openStore(ctx, log)
+	factory, err := f.agentFactory(ctx, log, st)
 	if err != nil {
+		st.Close()
 		return nil, nil, err
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools})
