@@ -50,6 +50,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// ToolConfig tunes the built-in tools (default tools.DefaultConfig).
 	ToolConfig *tools.Config
+	// MaxResponseBytes caps a serialized tool result (default 4 MiB).
+	MaxResponseBytes int
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -95,7 +97,10 @@ func New(opts Options) (*Server, error) {
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
 	}
-	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), timeoutGuard()}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard()}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

@@ -33,6 +33,7 @@ type storeFlags struct {
 	anonymous  bool
 	verbose    bool
 	tools      tools.Config
+	maxBytes   int
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -46,6 +47,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
+	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
 }
 
@@ -246,7 +248,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		st.Close()
 		return nil, nil, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools})
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes})
 	if err != nil {
 		st.Close()
 		return nil, nil, err
