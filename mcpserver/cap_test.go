@@ -32,7 +32,9 @@ func TestResponseByteCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Store: st, MaxResponseBytes: 100_000,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,9 @@ func TestResponseByteCap(t *testing.T) {
 	}
 	// Many rows of a smaller payload: rows are trimmed and next_skip resumes.
 	srv2, err := mcpserver.New(mcpserver.Options{Store: st, MaxResponseBytes: 2500,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
