@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -56,12 +57,17 @@ func permissionGuard() Guard {
 	}
 }
 
-// timeoutGuard bounds the call by the tool's timeout; the deadline reaches
-// the database through the context.
-func timeoutGuard() Guard {
+// timeoutGuard bounds the call by the tool's timeout (or the operator's
+// override); the deadline reaches the database through the context: SQLite
+// interrupts the statement, PostgreSQL cancels it.
+func timeoutGuard(overrides map[string]time.Duration) Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
-			ctx, cancel := context.WithTimeout(ctx, inv.Tool.Timeout)
+			limit := inv.Tool.Timeout
+			if d, ok := overrides[inv.Tool.Name]; ok && d > 0 {
+				limit = d
+			}
+			ctx, cancel := context.WithTimeout(ctx, limit)
 			defer cancel()
 			return next(ctx, inv)
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +53,8 @@ type Options struct {
 	ToolConfig *tools.Config
 	// MaxResponseBytes caps a serialized tool result (default 4 MiB).
 	MaxResponseBytes int
+	// Timeouts overrides tools' time limits by tool name.
+	Timeouts map[string]time.Duration
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -100,7 +103,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard()}
+	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

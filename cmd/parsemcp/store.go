@@ -34,6 +34,7 @@ type storeFlags struct {
 	verbose    bool
 	tools      tools.Config
 	maxBytes   int
+	timeouts   map[string]string
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -47,6 +48,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
+	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
 }
@@ -248,7 +250,16 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		st.Close()
 		return nil, nil, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes})
+	timeouts := map[string]time.Duration{}
+	for name, v := range f.timeouts {
+		d, err := time.ParseDuration(v)
+		if _, known := tools.NewRegistry().Get(name); err != nil || d <= 0 || !known {
+			st.Close()
+			return nil, nil, fmt.Errorf("--timeout %s=%s: want a known tool and a positive duration such as 30s", name, v)
+		}
+		timeouts[name] = d
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts})
 	if err != nil {
 		st.Close()
 		return nil, nil, err
