@@ -30,7 +30,9 @@ func TestToolTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Store: st, Timeouts: map[string]time.Duration{"count_objects": 5 * time.Millisecond},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
