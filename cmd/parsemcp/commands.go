@@ -26,12 +26,16 @@ const DefaultAddr = "127.0.0.1:8787"
 func newServe() *cobra.Command {
 	var f storeFlags
 	var addr string
-	var http mcpserver.HTTPOptions
+	var httpOpts mcpserver.HTTPOptions
+	var apiKey string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := mcpserver.CheckBind(addr, apiKey); err != nil {
+				return fmt.Errorf("%s: %w", addr, err)
+			}
 			log := logger(f.level())
 			srv, st, err := f.newServer(cmd.Context(), log)
 			if err != nil {
@@ -39,7 +43,11 @@ func newServe() *cobra.Command {
 			}
 			defer st.Close()
 			defer srv.Close()
-			return listenAndServe(cmd.Context(), log, addr, srv.Mux(http))
+			var h http.Handler = srv.Mux(httpOpts)
+			if apiKey != "" {
+				h = mcpserver.RequireAPIKey(apiKey, h)
+			}
+			return listenAndServe(cmd.Context(), log, addr, h)
 		},
 	}
 	f.register(cmd)
@@ -48,8 +56,9 @@ func newServe() *cobra.Command {
 		env = DefaultAddr
 	}
 	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
-	cmd.Flags().Int64Var(&http.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
-	cmd.Flags().DurationVar(&http.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
+	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
+	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
+	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
 	return cmd
 }
 

@@ -464,3 +464,20 @@ func TestSessionTokenHeader(t *testing.T) {
 		t.Fatalf("a forged token must be refused: %v", err)
 	}
 }
+
+func TestServeRefusesPublicBindWithoutKey(t *testing.T) {
+	db := fixtureDB(t)
+	_, stderr, code := run(t, []string{"PARSEMCP_API_KEY="}, "serve", "--store", "sqlite:"+db, "--addr", "0.0.0.0:0")
+	if code != 1 || !strings.Contains(stderr, "refusing to listen on a non-loopback address without an API key") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s := startServe(t, []string{"PARSEMCP_API_KEY=k3y"}, "--store", "sqlite:"+db)
+	resp, err := http.Get(strings.TrimSuffix(s.url, "/mcp") + "/tools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/tools without the key: %d", resp.StatusCode)
+	}
+}
