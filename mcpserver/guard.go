@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sort"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -123,4 +125,51 @@ func newCorrelationID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// auditGuard records one sanitized event per call: argument names, never
+// values; the result's size, never its rows.
+func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
+	return func(next ToolFunc) ToolFunc {
+		if sink == nil {
+			return next
+		}
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			start := time.Now()
+			data, err := next(ctx, inv)
+			e := audit.Event{
+				Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
+				AgentID: inv.Agent.ID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
+				CorrelationID: inv.Agent.CorrelationID, Success: err == nil,
+				DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+			}
+			if raw, ok := data.(json.RawMessage); ok {
+				e.ResultBytes = len(raw)
+			}
+			if err != nil {
+				te := tools.AsError(err)
+				e.ErrorCode = te.Code
+				if k, ok := te.Details["kind"].(string); ok {
+					e.DenialKind = k
+				}
+			}
+			e.Estimate(usdPerMTok)
+			sink.Record(ctx, e)
+			return data, err
+		}
+	}
+}
+
+// argKeys lists the top-level argument names, sorted.
+func argKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return []string{}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

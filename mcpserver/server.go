@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/prompts"
 	"github.com/parsemcp/parsemcp/resources"
 	"github.com/parsemcp/parsemcp/store"
@@ -55,6 +56,10 @@ type Options struct {
 	MaxResponseBytes int
 	// Timeouts overrides tools' time limits by tool name.
 	Timeouts map[string]time.Duration
+	// Audit receives one event per tool call (nil: none).
+	Audit audit.Sink
+	// CostPerMillionTokens prices est_input_tokens in audit events (USD).
+	CostPerMillionTokens float64
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -103,7 +108,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	s.guards = []Guard{recoverGuard(s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), auditGuard(opts.Audit, opts.CostPerMillionTokens), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

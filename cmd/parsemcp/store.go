@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store"
@@ -35,6 +36,8 @@ type storeFlags struct {
 	tools      tools.Config
 	maxBytes   int
 	timeouts   map[string]string
+	audit      string
+	costPerMT  float64
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -49,6 +52,8 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
+	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "write one JSON tool_call event per call to stderr or to this file (appended); env PARSEMCP_AUDIT")
+	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
 }
@@ -259,7 +264,20 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		}
 		timeouts[name] = d
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts})
+	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT}
+	switch f.audit {
+	case "", "off":
+	case "stderr":
+		opts.Audit = audit.NewJSONSink(os.Stderr)
+	default:
+		file, err := os.OpenFile(f.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			st.Close()
+			return nil, nil, fmt.Errorf("--audit: %w", err)
+		}
+		opts.Audit = audit.NewJSONSink(file) // closed with the process
+	}
+	srv, err := mcpserver.New(opts)
 	if err != nil {
 		st.Close()
 		return nil, nil, err

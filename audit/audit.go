@@ -1,0 +1,61 @@
+// Package audit records one structured event per tool call. Events carry
+// what an operator needs to see and bill — who called what, how it ended,
+// how big the answer was — and never argument values or row data.
+package audit
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Event is one tool call.
+type Event struct {
+	Event          string    `json:"event"` // "tool_call"
+	Time           time.Time `json:"time"`
+	Tool           string    `json:"tool"`
+	ArgKeys        []string  `json:"args_keys"` // names only, never values
+	AgentID        string    `json:"agent_id"`
+	AuthType       string    `json:"auth_type"`
+	Permission     string    `json:"permission"`
+	CorrelationID  string    `json:"correlation_id,omitempty"`
+	Success        bool      `json:"success"`
+	ErrorCode      string    `json:"error_code,omitempty"`
+	DenialKind     string    `json:"denial_kind,omitempty"`
+	DurationMS     float64   `json:"duration_ms"`
+	ResultBytes    int       `json:"result_bytes"`
+	EstInputTokens int       `json:"est_input_tokens"` // result bytes / 4: what the result costs the model to read
+	EstCostUSD     float64   `json:"est_cost_usd"`
+}
+
+// Sink receives events. Record must not block for long.
+type Sink interface {
+	Record(ctx context.Context, e Event)
+}
+
+// Estimate fills the token and cost estimates from ResultBytes, at
+// usdPerMillionTokens.
+func (e *Event) Estimate(usdPerMillionTokens float64) {
+	e.EstInputTokens = e.ResultBytes / 4
+	e.EstCostUSD = float64(e.EstInputTokens) * usdPerMillionTokens / 1e6
+}
+
+// SlogSink writes events as JSON lines through log/slog.
+type SlogSink struct{ log *slog.Logger }
+
+// NewJSONSink writes JSON lines to w (stderr, or a file).
+func NewJSONSink(w io.Writer) *SlogSink {
+	return &SlogSink{log: slog.New(slog.NewJSONHandler(w, nil))}
+}
+
+// Record writes e.
+func (s *SlogSink) Record(ctx context.Context, e Event) {
+	s.log.LogAttrs(ctx, slog.LevelInfo, e.Event,
+		slog.String("tool", e.Tool), slog.Any("args_keys", e.ArgKeys), slog.String("agent_id", e.AgentID),
+		slog.String("auth_type", e.AuthType), slog.String("permission", e.Permission),
+		slog.String("correlation_id", e.CorrelationID), slog.Bool("success", e.Success),
+		slog.String("error_code", e.ErrorCode), slog.String("denial_kind", e.DenialKind),
+		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
+		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD))
+}
