@@ -475,6 +475,25 @@ func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 // rules and the ACL filter the rows entering it; every $lookup'd class and
 // every sub-query of a $match is checked and filtered the same way.
 func (s *Scope) Aggregate(ctx context.Context, p *query.Pipeline) ([]map[string]any, error) {
+	p, err := s.governPipeline(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return s.st.Aggregate(ctx, p.Class, p, s.readACL())
+}
+
+// CheckPipeline refuses p exactly as Aggregate would (hidden classes,
+// class-level permissions of the class, of every $lookup and of every
+// sub-query) without running it: a dry run must not call valid what the
+// run refuses. It may constrain p's stages in place, so call it instead of
+// Aggregate, not before it.
+func (s *Scope) CheckPipeline(ctx context.Context, p *query.Pipeline) error {
+	_, err := s.governPipeline(ctx, p)
+	return err
+}
+
+// governPipeline applies the agent's constraints to p.
+func (s *Scope) governPipeline(ctx context.Context, p *query.Pipeline) (*query.Pipeline, error) {
 	rule, err := s.authorize(ctx, p.Class, parse.OpFind)
 	if err != nil {
 		return nil, err
@@ -496,5 +515,5 @@ func (s *Scope) Aggregate(ctx context.Context, p *query.Pipeline) ([]map[string]
 			}
 		}
 	}
-	return s.st.Aggregate(ctx, p.Class, p, s.readACL())
+	return p, nil
 }

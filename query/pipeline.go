@@ -1740,13 +1740,15 @@ func (p *pipeParser) lookup(arg any, at string) (Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !parse.ValidClassName(from) {
-		return nil, errAt(at+".from", "invalid class name %q", from)
-	}
 	if p.resolve == nil {
 		return nil, errAt(at+".from", "class %q cannot be looked up here", from)
 	}
+	// Resolved first: an invalid name is answered like an unknown or hidden
+	// class, so the answer does not tell which names could exist.
 	fs, err := p.resolve(from)
+	if err == nil && !parse.ValidClassName(from) {
+		err = fmt.Errorf("class %q was not found", from)
+	}
 	if err != nil {
 		return nil, &classError{qe: &Error{Path: at + ".from", Msg: err.Error()}, cause: err}
 	}

@@ -162,7 +162,7 @@ func TestParsePipelineRefusals(t *testing.T) {
 		{`[{"$unwind": {"path": "$tags", "preserveNullAndEmptyArrays": "yes"}}]`, "pipeline[0].$unwind.preserveNullAndEmptyArrays", "true or false"},
 		{`[{"$unwind": {"path": "$meta.list"}}]`, "pipeline[0].$unwind.path", "not supported"},
 		{`[{"$lookup": {"from": "Nope", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.from", "no such class"},
-		{`[{"$lookup": {"from": "bad name", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.from", "invalid class name"},
+		{`[{"$lookup": {"from": "bad name", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.from", "no such class"},
 		{`[{"$lookup": {"from": "Team", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.localField", "points to _User"},
 		{`[{"$lookup": {"from": "_User", "localField": "score", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.localField", "Pointer or an objectId"},
 		{`[{"$lookup": {"from": "_User", "localField": "owner", "foreignField": "username2", "as": "x"}}]`, "pipeline[0].$lookup.foreignField", "foreignField"},

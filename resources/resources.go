@@ -101,6 +101,13 @@ func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
 func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
 	class, kind, err := ParseURI(uri)
 	if err != nil {
+		// A well-formed URI whose class name could never exist is answered
+		// like an unknown (or hidden) class.
+		if rest, ok := strings.CutPrefix(uri, Scheme); ok {
+			if c, k, ok := strings.Cut(rest, "/"); ok && c != "" && (k == KindSchema || k == KindCount || k == KindSamples) {
+				return "", &agent.ClassError{Class: c}
+			}
+		}
 		return "", err
 	}
 	var v any

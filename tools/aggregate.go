@@ -153,6 +153,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		res["pointer_classes"] = pc
 	}
 	if args.DryRun {
+		if err := c.Scope.CheckPipeline(ctx, p); err != nil {
+			return nil, err
+		}
 		res["dry_run"] = true
 		res["pipeline"] = json.RawMessage(raw)
 		res["hint"] = "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."
@@ -311,6 +314,20 @@ func runStages(ctx context.Context, c *Call, sch parse.Schema, stages []any) (*q
 	return p, rows, err
 }
 
+// checkStages validates the stages built by a helper tool and refuses them
+// as running them would, for a dry run.
+func checkStages(ctx context.Context, c *Call, sch parse.Schema, stages []any) error {
+	raw, err := json.Marshal(stages)
+	if err != nil {
+		return err
+	}
+	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, raw)
+	if err != nil {
+		return err
+	}
+	return c.Scope.CheckPipeline(ctx, p)
+}
+
 func dryRun(class string, params map[string]any, stages []any) map[string]any {
 	b, _ := json.Marshal(stages)
 	return map[string]any{"dry_run": true, "class_name": class, "parameters": params, "pipeline": json.RawMessage(b),
@@ -342,6 +359,9 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 		params["value_field"] = args.ValueField
 	}
 	if args.DryRun {
+		if err := checkStages(ctx, c, sch, stages); err != nil {
+			return nil, err
+		}
 		return dryRun(sch.ClassName, params, stages), nil
 	}
 	_, rows, err := runStages(ctx, c, sch, stages)
@@ -421,6 +441,9 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		map[string]any{"$sort": map[string]any{"objectId": dir}},
 		map[string]any{"$limit": limit + 1})
 	if args.DryRun {
+		if err := checkStages(ctx, c, sch, stages); err != nil {
+			return nil, err
+		}
 		return dryRun(sch.ClassName, map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}, stages), nil
 	}
 	_, rows, err := runStages(ctx, c, sch, stages)

@@ -79,6 +79,9 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		params["value_field"] = args.ValueField
 	}
 	if args.DryRun {
+		if err := checkStages(ctx, c, sch, stages); err != nil {
+			return nil, err
+		}
 		return dryRun(sch.ClassName, params, stages), nil
 	}
 	_, rows, err := runStages(ctx, c, sch, stages)

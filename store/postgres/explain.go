@@ -51,7 +51,8 @@ func (n planNode) walk(class string, depth int, p *store.Plan) {
 	if n.IndexName != "" {
 		line += " using " + n.IndexName
 	}
-	line += fmt.Sprintf(" (rows=%.0f cost=%.2f)", n.PlanRows, n.TotalCost)
+	// No row or cost estimates: they come from statistics over every row,
+	// including rows the agent may not see.
 	p.Detail = append(p.Detail, line)
 	// Sub-plans (InitPlan/SubPlan) belong to sub-queries on other classes.
 	if n.RelationName == class && n.ParentRel != "InitPlan" && n.ParentRel != "SubPlan" {
