@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -113,3 +114,17 @@ func randomID() string {
 // ErrUnauthorized is returned by an agent factory that cannot authenticate
 // the request; the HTTP transport answers 401.
 var ErrUnauthorized = errors.New("unauthorized")
+
+// Key identifies the principal across requests (agent IDs are per
+// request), for rate limits: the auth mode plus the user or the roles.
+func (a *Agent) Key() string {
+	switch a.Identity.Mode {
+	case AuthUser:
+		return string(AuthUser) + ":" + a.Identity.UserID
+	case AuthRole:
+		roles := slices.Clone(a.Identity.Roles)
+		slices.Sort(roles)
+		return string(AuthRole) + ":" + strings.Join(roles, ",")
+	}
+	return string(a.Identity.Mode)
+}

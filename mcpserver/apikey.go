@@ -3,9 +3,13 @@ package mcpserver
 import (
 	"crypto/subtle"
 	"errors"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/parsemcp/parsemcp/ratelimit"
 )
 
 // APIKeyHeader carries the standalone server's API key (a bearer token is
@@ -58,4 +62,28 @@ func CheckBind(addr, apiKey string) error {
 		return nil
 	}
 	return ErrPublicWithoutKey
+}
+
+// PreAuthLimit limits requests per client address before any agent is
+// built or body parsed, answering 429 with Retry-After. /health is exempt.
+func PreAuthLimit(l ratelimit.Limiter, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/health" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		ok, retry, _ := l.Allow(r.Context(), "ip:"+host)
+		if !ok {
+			secs := int(math.Ceil(retry.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+			writeJSON(w, http.StatusTooManyRequests, map[string]any{"jsonrpc": "2.0", "id": nil,
+				"error": map[string]any{"code": -32000, "message": "rate limited", "data": map[string]any{"retry_after": max(secs, 1)}}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"sort"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -172,4 +174,27 @@ func argKeys(raw json.RawMessage) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// rateGuard refuses calls over the principal's rate with rate_limited and
+// the seconds to wait. A limiter that cannot decide (Redis down) refuses:
+// it fails closed.
+func rateGuard(l ratelimit.Limiter, log *slog.Logger) Guard {
+	return func(next ToolFunc) ToolFunc {
+		if l == nil {
+			return next
+		}
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			ok, retry, err := l.Allow(ctx, inv.Agent.Key())
+			if err != nil {
+				log.Warn("rate limiter unavailable: refusing", "err", err)
+			}
+			if !ok {
+				secs := int(math.Ceil(retry.Seconds()))
+				return nil, &tools.Error{Code: tools.CodeRateLimited, Details: map[string]any{"retry_after": secs},
+					Message: fmt.Sprintf("too many calls; retry in %d s", secs)}
+			}
+			return next(ctx, inv)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/prompts"
+	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/resources"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/tools"
@@ -56,6 +57,8 @@ type Options struct {
 	MaxResponseBytes int
 	// Timeouts overrides tools' time limits by tool name.
 	Timeouts map[string]time.Duration
+	// RateLimit bounds tool calls per principal (agent.Agent.Key); nil: none.
+	RateLimit ratelimit.Limiter
 	// Audit receives one event per tool call (nil: none).
 	Audit audit.Sink
 	// CostPerMillionTokens prices est_input_tokens in audit events (USD).
@@ -108,7 +111,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	s.guards = []Guard{recoverGuard(s.log), auditGuard(opts.Audit, opts.CostPerMillionTokens), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -27,7 +28,7 @@ func newServe() *cobra.Command {
 	var f storeFlags
 	var addr string
 	var httpOpts mcpserver.HTTPOptions
-	var apiKey string
+	var apiKey, preAuth string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
@@ -47,6 +48,11 @@ func newServe() *cobra.Command {
 			if apiKey != "" {
 				h = mcpserver.RequireAPIKey(apiKey, h)
 			}
+			if n, window, err := parseRate(preAuth); err != nil {
+				return fmt.Errorf("--preauth-limit: %w", err)
+			} else if n > 0 {
+				h = mcpserver.PreAuthLimit(ratelimit.NewLocal(float64(n)/window.Seconds(), max(n/6, 10)), h)
+			}
 			return listenAndServe(cmd.Context(), log, addr, h)
 		},
 	}
@@ -57,6 +63,7 @@ func newServe() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
 	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
+	cmd.Flags().StringVar(&preAuth, "preauth-limit", "600/m", "HTTP requests per client address, checked before authentication (429 with Retry-After); 0 disables")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
 	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
 	return cmd

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
@@ -38,6 +41,8 @@ type storeFlags struct {
 	timeouts   map[string]string
 	audit      string
 	costPerMT  float64
+	rateLimit  string
+	redisURL   string
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -52,6 +57,8 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
+	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
+	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit through Redis (redis://HOST:PORT/DB) across server instances; fails closed when Redis is unreachable; env PARSEMCP_REDIS")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "write one JSON tool_call event per call to stderr or to this file (appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
@@ -265,6 +272,12 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		timeouts[name] = d
 	}
 	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT}
+	limiter, err := f.limiter()
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	opts.RateLimit = limiter
 	switch f.audit {
 	case "", "off":
 	case "stderr":
@@ -283,4 +296,39 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		return nil, nil, err
 	}
 	return srv, st, nil
+}
+
+// parseRate reads "N/s" or "N/m" (also a bare N, per minute).
+func parseRate(spec string) (n int, window time.Duration, err error) {
+	num, unit, _ := strings.Cut(strings.TrimSpace(spec), "/")
+	n, err = strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return 0, 0, fmt.Errorf("rate %q: want N/s or N/m", spec)
+	}
+	switch unit {
+	case "s", "sec", "second":
+		window = time.Second
+	case "", "m", "min", "minute":
+		window = time.Minute
+	default:
+		return 0, 0, fmt.Errorf("rate %q: want N/s or N/m", spec)
+	}
+	return n, window, nil
+}
+
+// limiter builds the per-principal limiter: local token buckets, or a
+// Redis-shared window when --redis is set.
+func (f *storeFlags) limiter() (ratelimit.Limiter, error) {
+	n, window, err := parseRate(f.rateLimit)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	if f.redisURL != "" {
+		opt, err := redis.ParseURL(f.redisURL)
+		if err != nil {
+			return nil, fmt.Errorf("--redis: %w", err)
+		}
+		return ratelimit.NewRedis(redis.NewClient(opt), "parsemcp:rl", n, window), nil
+	}
+	return ratelimit.NewLocal(float64(n)/window.Seconds(), max(n/6, 5)), nil
 }

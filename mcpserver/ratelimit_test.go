@@ -1,0 +1,141 @@
+package mcpserver_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/ratelimit"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+func limitedServer(t *testing.T, st store.Store, l ratelimit.Limiter, id agent.Identity) *mcpserver.Server {
+	t.Helper()
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, RateLimit: l,
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, id), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+var countTicket = map[string]any{"class_name": "Ticket"}
+
+func TestLocalRateLimit(t *testing.T) {
+	st := fixtureStore(t)
+	l := ratelimit.NewLocal(0.01, 3) // a burst of 3, then one call per 100 s
+	bobCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
+	aliceCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: alice}), "")
+	for range 3 {
+		ok(t, bobCS, "count_objects", countTicket)
+	}
+	e := fails(t, bobCS, "count_objects", countTicket, "rate_limited")
+	if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 100 {
+		t.Fatalf("retry_after %v", r)
+	}
+	ok(t, aliceCS, "count_objects", countTicket) // another principal has its own bucket
+}
+
+// redisClient returns a client for the local Redis, skipping without one
+// (failing in CI).
+func redisClient(t *testing.T) *redis.Client {
+	t.Helper()
+	addr := os.Getenv("PARSEMCP_TEST_REDIS")
+	if addr == "" {
+		addr = "127.0.0.1:6379"
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI requires Redis at %s: %v", addr, err)
+		}
+		t.Skipf("Redis not reachable at %s (%v); start it or set PARSEMCP_TEST_REDIS", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func randomPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "parsemcp-test-" + hex.EncodeToString(b[:])
+}
+
+// Two server instances sharing Redis share one budget per principal.
+func TestRedisRateLimitShared(t *testing.T) {
+	c := redisClient(t)
+	st := fixtureStore(t)
+	prefix := randomPrefix()
+	bobID := agent.Identity{Mode: agent.AuthUser, UserID: bob}
+	a := connect(t, limitedServer(t, st, ratelimit.NewRedis(c, prefix, 5, time.Minute), bobID), "")
+	b := connect(t, limitedServer(t, st, ratelimit.NewRedis(c, prefix, 5, time.Minute), bobID), "")
+	for i := range 5 {
+		cs := a
+		if i%2 == 1 {
+			cs = b
+		}
+		ok(t, cs, "count_objects", countTicket)
+	}
+	fails(t, a, "count_objects", countTicket, "rate_limited")
+	fails(t, b, "count_objects", countTicket, "rate_limited")
+}
+
+// With Redis unreachable the shared limiter refuses, with a retry of 1–5 s.
+func TestRedisRateLimitFailsClosed(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	cs := connect(t, limitedServer(t, fixtureStore(t), ratelimit.NewRedis(c, randomPrefix(), 100, time.Minute), master), "")
+	for range 3 {
+		e := fails(t, cs, "count_objects", countTicket, "rate_limited")
+		if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 5 {
+			t.Fatalf("fail-closed retry_after %v, want 1–5", r)
+		}
+	}
+}
+
+// The pre-auth limiter answers 429 with Retry-After before any agent is built.
+func TestPreAuthLimit(t *testing.T) {
+	built := 0
+	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+		built++
+		return agent.New(agent.Readonly, master), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ts := httptest.NewServer(mcpserver.PreAuthLimit(ratelimit.NewLocal(0.01, 2), srv.Mux(mcpserver.HTTPOptions{})))
+	defer ts.Close()
+	var codes []int
+	for range 3 {
+		resp, err := http.Get(ts.URL + "/tools")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == 429 && (resp.Header.Get("Retry-After") == "" || resp.Header.Get("Retry-After") == "0") {
+			t.Fatal("429 without Retry-After")
+		}
+	}
+	if codes[0] != 200 || codes[1] != 200 || codes[2] != 429 || built != 2 {
+		t.Fatalf("codes %v, agents built %d", codes, built)
+	}
+	if resp, err := http.Get(ts.URL + "/health"); err != nil || resp.StatusCode != 200 || strings.Contains(resp.Status, "429") {
+		t.Fatalf("/health is exempt: %v", err)
+	}
+}
