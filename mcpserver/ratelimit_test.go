@@ -22,7 +22,9 @@ import (
 func limitedServer(t *testing.T, st store.Store, l ratelimit.Limiter, id agent.Identity) *mcpserver.Server {
 	t.Helper()
 	srv, err := mcpserver.New(mcpserver.Options{Store: st, RateLimit: l,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, id), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, id), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
