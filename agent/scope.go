@@ -14,7 +14,7 @@ import (
 
 // DefaultHiddenClasses are absent from every agent surface unless the agent
 // holds the master key: `_Session` holds credentials.
-var DefaultHiddenClasses = []string{parse.ClassSession, "_JobStatus", "_JobSchedule", "_Product"}
+var DefaultHiddenClasses = []string{parse.ClassSession, "_JobStatus", "_JobSchedule", "_Product", "_AgentAudit"}
 
 // internalFields never leave the server, whoever asks.
 var internalFields = []string{"sessionToken", "_hashed_password", "_password_history", "_email_verify_token", "_perishable_token"}

@@ -96,12 +96,14 @@ func liftCategoryBody(body []byte) []byte {
 }
 
 // Mux returns the standalone server's routes: the MCP endpoint at /mcp,
-// /health, and /tools (the calling agent's tool catalog as JSON).
+// /health, /tools (the calling agent's tool catalog as JSON) and /metrics
+// (Prometheus).
 func (s *Server) Mux(opts HTTPOptions) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", s.Handler(opts))
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /tools", s.toolCatalog)
+	mux.Handle("GET /metrics", s.metrics.Handler())
 	return mux
 }
 

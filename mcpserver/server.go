@@ -76,6 +76,7 @@ type Server struct {
 	log     *slog.Logger
 	guards  []Guard
 	config  *tools.Config
+	metrics *Metrics
 
 	mu          sync.Mutex
 	registered  map[string]bool // tool names added to the SDK server
@@ -111,7 +112,14 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	s.guards = []Guard{recoverGuard(s.log), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.metrics = newMetrics(func() float64 {
+		n := 0
+		for range s.mcp.Sessions() {
+			n++
+		}
+		return float64(n)
+	})
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,
@@ -140,6 +148,9 @@ func (s *Server) Close() {
 		f()
 	}
 }
+
+// Metrics returns the server's Prometheus metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
 
 // MCP returns the SDK server (for transports).
 func (s *Server) MCP() *mcp.Server { return s.mcp }

@@ -156,11 +156,16 @@ var (
 // ValidClassName reports whether name is a legal class name: a user class
 // (letter, then letters, digits, underscores) or one of the system classes.
 func ValidClassName(name string) bool {
-	switch name {
-	case ClassUser, ClassRole, ClassSession:
-		return true
-	}
-	return classNameRE.MatchString(name)
+	return systemClasses[name] || classNameRE.MatchString(name)
+}
+
+// systemClasses are the underscore-prefixed classes: Parse Server's own
+// (a database it wrote may hold any of them) and _AgentAudit, this
+// server's audit trail.
+var systemClasses = map[string]bool{
+	ClassUser: true, ClassRole: true, ClassSession: true, "_Installation": true, "_Product": true,
+	"_PushStatus": true, "_JobStatus": true, "_JobSchedule": true, "_Hooks": true, "_GlobalConfig": true,
+	"_GraphQLConfig": true, "_Audience": true, "_Idempotency": true, "_AgentAudit": true,
 }
 
 // ValidFieldName reports whether name is a legal user field name.

@@ -38,12 +38,11 @@ func newServe() *cobra.Command {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
 			log := logger(f.level())
-			srv, st, err := f.newServer(cmd.Context(), log)
+			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			defer srv.Close()
+			defer closeAll()
 			var h http.Handler = srv.Mux(httpOpts)
 			if apiKey != "" {
 				h = mcpserver.RequireAPIKey(apiKey, h)
@@ -99,12 +98,11 @@ func newStdio() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger(f.level())
-			srv, st, err := f.newServer(cmd.Context(), log)
+			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			defer srv.Close()
+			defer closeAll()
 			err = srv.RunStdio(cmd.Context(), os.Stdin, os.Stdout)
 			if errors.Is(err, context.Canceled) {
 				return nil
@@ -185,12 +183,11 @@ func newCall() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			log := logger(f.level())
-			srv, st, err := f.newServer(cmd.Context(), log)
+			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			defer srv.Close()
+			defer closeAll()
 			if !json.Valid([]byte(args)) {
 				return fmt.Errorf("--args is not valid JSON")
 			}

@@ -481,3 +481,29 @@ func TestServeRefusesPublicBindWithoutKey(t *testing.T) {
 		t.Fatalf("/tools without the key: %d", resp.StatusCode)
 	}
 }
+
+// --audit store writes one _AgentAudit object per call, readable with the
+// master key only.
+func TestAuditToStore(t *testing.T) {
+	db := fixtureDB(t)
+	for range 2 {
+		if _, stderr, code := run(t, nil, "call", "count_objects", "--store", "sqlite:"+db, "--audit", "store", "--args", `{"class_name":"Ticket","where":{"title":"NEEDLE-VALUE"}}`); code != 0 {
+			t.Fatalf("call with --audit store: %s", stderr)
+		}
+	}
+	stdout, stderr, code := run(t, nil, "call", "query_class", "--store", "sqlite:"+db, "--args", `{"class_name":"_AgentAudit","order":"createdAt"}`)
+	if code != 0 {
+		t.Fatalf("read _AgentAudit: %s", stderr)
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || out["result_count"] != 2.0 {
+		t.Fatalf("audit rows: %s", stdout)
+	}
+	row := out["results"].([]any)[0].(map[string]any)
+	if row["tool"] != "count_objects" || row["success"] != true || strings.Contains(stdout, "NEEDLE-VALUE") {
+		t.Fatalf("audit row: %v", row)
+	}
+	if _, _, code := run(t, nil, "call", "count_objects", "--store", "sqlite:"+db, "--anonymous", "--args", `{"class_name":"_AgentAudit"}`); code != 2 {
+		t.Fatalf("_AgentAudit must be hidden from agents without the master key (exit %d)", code)
+	}
+}

@@ -43,6 +43,7 @@ type storeFlags struct {
 	costPerMT  float64
 	rateLimit  string
 	redisURL   string
+	closers    []func() // run before the store closes
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -59,7 +60,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
 	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit through Redis (redis://HOST:PORT/DB) across server instances; fails closed when Redis is unreachable; env PARSEMCP_REDIS")
-	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "write one JSON tool_call event per call to stderr or to this file (appended); env PARSEMCP_AUDIT")
+	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
@@ -251,8 +252,9 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 	}, nil
 }
 
-// newServer opens the store and builds the MCP server.
-func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserver.Server, store.Store, error) {
+// newServer opens the store and builds the MCP server. closeAll stops the
+// server, flushes the audit sink and closes the store, in that order.
+func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcpserver.Server, closeAll func(), err error) {
 	st, err := f.openStore(ctx, log)
 	if err != nil {
 		return nil, nil, err
@@ -282,6 +284,14 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 	case "", "off":
 	case "stderr":
 		opts.Audit = audit.NewJSONSink(os.Stderr)
+	case "store":
+		sink, err := audit.NewStoreSink(ctx, st, log)
+		if err != nil {
+			st.Close()
+			return nil, nil, fmt.Errorf("--audit store: %w", err)
+		}
+		opts.Audit = sink
+		f.closers = append(f.closers, sink.Close)
 	default:
 		file, err := os.OpenFile(f.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
@@ -290,12 +300,17 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (*mcpserve
 		}
 		opts.Audit = audit.NewJSONSink(file) // closed with the process
 	}
-	srv, err := mcpserver.New(opts)
-	if err != nil {
+	if srv, err = mcpserver.New(opts); err != nil {
 		st.Close()
 		return nil, nil, err
 	}
-	return srv, st, nil
+	return srv, func() {
+		srv.Close()
+		for _, c := range f.closers {
+			c()
+		}
+		st.Close()
+	}, nil
 }
 
 // parseRate reads "N/s" or "N/m" (also a bare N, per minute).

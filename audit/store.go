@@ -1,0 +1,125 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// AuditClass is the class the store sink writes to. It is master-only and
+// hidden from every agent.
+const AuditClass = "_AgentAudit"
+
+// StoreSink writes events as `_AgentAudit` objects, in the background: a
+// call never waits for its audit write. When the queue is full, events are
+// dropped and counted (and logged), never blocking the server.
+type StoreSink struct {
+	st      store.Store
+	log     *slog.Logger
+	queue   chan Event
+	done    chan struct{}
+	mu      sync.Mutex
+	dropped int
+}
+
+// QueueSize bounds the events waiting to be written.
+const QueueSize = 10000
+
+// NewStoreSink creates the audit class if needed and starts the writer.
+// Close flushes it.
+func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*StoreSink, error) {
+	sch := parse.NewSchema(AuditClass)
+	for name, t := range map[string]parse.FieldType{
+		"tool": parse.TypeString, "argsKeys": parse.TypeArray, "agentId": parse.TypeString, "authType": parse.TypeString,
+		"permission": parse.TypeString, "correlationId": parse.TypeString, "success": parse.TypeBoolean,
+		"errorCode": parse.TypeString, "denialKind": parse.TypeString, "durationMs": parse.TypeNumber,
+		"resultBytes": parse.TypeNumber, "estInputTokens": parse.TypeNumber, "estCostUsd": parse.TypeNumber,
+	} {
+		sch.Fields[name] = parse.Field{Type: t}
+	}
+	none := parse.OpPerm{Entries: map[string]bool{}}
+	sch.CLP = parse.CLP{Get: &none, Find: &none, Count: &none, Create: &none, Update: &none, Delete: &none, AddField: &none}
+	if err := st.CreateClass(ctx, sch); err != nil && !errors.Is(err, store.ErrClassExists) {
+		return nil, err
+	}
+	s := &StoreSink{st: st, log: log, queue: make(chan Event, QueueSize), done: make(chan struct{})}
+	go s.run()
+	return s, nil
+}
+
+// Record queues e.
+func (s *StoreSink) Record(_ context.Context, e Event) {
+	select {
+	case s.queue <- e:
+	default:
+		s.mu.Lock()
+		s.dropped++
+		s.mu.Unlock()
+	}
+}
+
+// Dropped returns how many events were dropped for a full queue.
+func (s *StoreSink) Dropped() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+func (s *StoreSink) run() {
+	defer close(s.done)
+	for e := range s.queue {
+		batch := []parse.Object{object(e)}
+		for len(batch) < 500 {
+			select {
+			case more, ok := <-s.queue:
+				if !ok {
+					s.write(batch)
+					return
+				}
+				batch = append(batch, object(more))
+				continue
+			default:
+			}
+			break
+		}
+		s.write(batch)
+	}
+}
+
+func (s *StoreSink) write(batch []parse.Object) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.st.Create(ctx, AuditClass, batch); err != nil {
+		s.log.Error("audit: writing to "+AuditClass+" failed", "events", len(batch), "err", err)
+	}
+}
+
+// Close writes what is queued and stops the writer.
+func (s *StoreSink) Close() {
+	close(s.queue)
+	<-s.done
+}
+
+func object(e Event) parse.Object {
+	keys := make([]any, len(e.ArgKeys))
+	for i, k := range e.ArgKeys {
+		keys[i] = k
+	}
+	o := parse.Object{
+		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": keys, "agentId": e.AgentID, "authType": e.AuthType,
+		"permission": e.Permission, "success": e.Success, "durationMs": e.DurationMS, "resultBytes": float64(e.ResultBytes),
+		"estInputTokens": float64(e.EstInputTokens), "estCostUsd": e.EstCostUSD,
+		"ACL": map[string]any{}, // master key only
+	}
+	for k, v := range map[string]string{"correlationId": e.CorrelationID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind} {
+		if v != "" {
+			o[k] = v
+		}
+	}
+	return o
+}

@@ -1,0 +1,51 @@
+package mcpserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/ratelimit"
+)
+
+func TestMetrics(t *testing.T) {
+	srv := limitedServer(t, fixtureStore(t), ratelimit.NewLocal(0.001, 3), master)
+	ts := httptest.NewServer(srv.Mux(mcpserver.HTTPOptions{}))
+	defer ts.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "m", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ok(t, cs, "count_objects", countTicket)
+	ok(t, cs, "count_objects", countTicket)
+	fails(t, cs, "get_schema", map[string]any{"class_name": "Nope"}, "not_found")
+	fails(t, cs, "count_objects", countTicket, "rate_limited")
+
+	resp, err := http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text := string(body)
+	for _, want := range []string{
+		`parsemcp_tool_calls_total{outcome="ok",tool="count_objects"} 2`,
+		`parsemcp_tool_calls_total{outcome="error",tool="count_objects"} 1`,
+		`parsemcp_tool_errors_total{code="not_found",tool="get_schema"} 1`,
+		`parsemcp_tool_errors_total{code="rate_limited",tool="count_objects"} 1`,
+		`parsemcp_rate_limited_total{tool="count_objects"} 1`,
+		`parsemcp_tool_duration_seconds_count{tool="count_objects"} 3`,
+		`parsemcp_active_sessions 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
