@@ -28,6 +28,14 @@ type HTTPOptions struct {
 	MaxBodyBytes int64
 	// SessionTimeout closes idle sessions (default 30 minutes).
 	SessionTimeout time.Duration
+	// AllowedOrigins, when set, refuses (403) requests whose Origin header
+	// is not listed: host names, or ".example.com" for a domain and its
+	// subdomains. A request without Origin (a native client) passes.
+	AllowedOrigins []string
+	// RequireHeader, when set, refuses (403) requests without this header
+	// (any non-empty value): browsers cannot send it cross-site without a
+	// CORS preflight.
+	RequireHeader string
 }
 
 // Handler returns the MCP endpoint as an http.Handler that can be mounted at
@@ -49,15 +57,21 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 		Logger: s.log, Stateless: true, MaxRequestBodyBytes: opts.MaxBodyBytes,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !precheck(w, r, opts) {
+			return
+		}
 		if r.Method == http.MethodPost && r.Body != nil {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, opts.MaxBodyBytes))
 			if err != nil {
 				var mbe *http.MaxBytesError
 				if errors.As(err, &mbe) {
-					http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+					rpcError(w, http.StatusRequestEntityTooLarge, -32700, "request body too large")
 					return
 				}
-				http.Error(w, "cannot read request body", http.StatusBadRequest)
+				rpcError(w, http.StatusBadRequest, -32700, "cannot read request body")
+				return
+			}
+			if !checkBody(w, body) {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(liftCategoryBody(body)))

@@ -63,6 +63,8 @@ func newServe() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
 	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
 	cmd.Flags().StringVar(&preAuth, "preauth-limit", "600/m", "HTTP requests per client address, checked before authentication (429 with Retry-After); 0 disables")
+	cmd.Flags().StringSliceVar(&httpOpts.AllowedOrigins, "allowed-origin", nil, "accept browser requests only from these Origin hosts (\".example.com\" for a domain and its subdomains); requests without Origin pass")
+	cmd.Flags().StringVar(&httpOpts.RequireHeader, "require-header", "", "refuse requests without this header (e.g. X-MCP-Client): a CSRF guard")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
 	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
 	return cmd

@@ -1,0 +1,174 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// MaxJSONNesting bounds how deeply a request body may nest.
+const MaxJSONNesting = 20
+
+// smuggleable are the headers whose underscore spellings are dropped: a
+// proxy that folds "_" into "-" would let such a header overwrite a
+// trusted one.
+var smuggleable = []string{"authorization", "x-mcp-api-key", "x-parse-session-token", "mcp-session-id",
+	"mcp-protocol-version", "origin", "host", "x-forwarded-for", "x-real-ip", "cookie"}
+
+// stripSmuggled removes underscore spellings of sensitive headers.
+func stripSmuggled(h http.Header) {
+	for name := range h {
+		if !strings.Contains(name, "_") {
+			continue
+		}
+		folded := strings.ToLower(strings.ReplaceAll(name, "_", "-"))
+		for _, s := range smuggleable {
+			if folded == s {
+				delete(h, name)
+				break
+			}
+		}
+	}
+}
+
+// originAllowed reports whether an Origin header value is on the allowlist:
+// entries are host names ("app.example.com") or, with a leading dot,
+// a domain and its subdomains (".example.com"). An absent Origin (native
+// clients) is allowed.
+func originAllowed(origin string, allow []string) bool {
+	if origin == "" || len(allow) == 0 {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, a := range allow {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if strings.HasPrefix(a, ".") {
+			if host == a[1:] || strings.HasSuffix(host, a) {
+				return true
+			}
+		} else if host == a || strings.EqualFold(origin, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// nestingDepth returns the deepest array/object nesting of a JSON text
+// (strings are skipped), stopping early past limit.
+func nestingDepth(b []byte, limit int) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// envelopeOK reports whether a body is a JSON-RPC 2.0 message (or a batch
+// of them): "jsonrpc":"2.0" and a method, or a result/error (a response to
+// a server request).
+func envelopeOK(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	one := func(raw json.RawMessage) bool {
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Method  *string         `json:"method"`
+			Result  json.RawMessage `json:"result"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(raw, &m) != nil || m.JSONRPC != "2.0" {
+			return false
+		}
+		return (m.Method != nil && *m.Method != "") || m.Result != nil || m.Error != nil
+	}
+	if len(body) > 0 && body[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
+			return false
+		}
+		for _, m := range batch {
+			if !one(m) {
+				return false
+			}
+		}
+		return true
+	}
+	return one(body)
+}
+
+func rpcError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+}
+
+// precheck runs the checks that need no body; false means it answered.
+func precheck(w http.ResponseWriter, r *http.Request, opts HTTPOptions) bool {
+	stripSmuggled(r.Header)
+	switch r.Method {
+	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "POST, GET, DELETE")
+		rpcError(w, http.StatusMethodNotAllowed, -32600, "method not allowed: use POST (GET for the notification stream, DELETE to end a session)")
+		return false
+	}
+	if !originAllowed(r.Header.Get("Origin"), opts.AllowedOrigins) {
+		rpcError(w, http.StatusForbidden, -32600, "origin not allowed")
+		return false
+	}
+	if opts.RequireHeader != "" && strings.TrimSpace(r.Header.Get(opts.RequireHeader)) == "" {
+		rpcError(w, http.StatusForbidden, -32600, "missing required header "+opts.RequireHeader)
+		return false
+	}
+	if r.Method == http.MethodPost {
+		ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || ct != "application/json" {
+			rpcError(w, http.StatusUnsupportedMediaType, -32700, "Content-Type must be application/json")
+			return false
+		}
+	}
+	return true
+}
+
+// checkBody validates a POST body; false means it answered.
+func checkBody(w http.ResponseWriter, body []byte) bool {
+	if nestingDepth(body, MaxJSONNesting) > MaxJSONNesting {
+		rpcError(w, http.StatusBadRequest, -32700, "JSON nested too deeply")
+		return false
+	}
+	if !json.Valid(body) {
+		rpcError(w, http.StatusBadRequest, -32700, "Parse error: the body is not valid JSON")
+		return false
+	}
+	if !envelopeOK(body) {
+		rpcError(w, http.StatusBadRequest, -32600, "Invalid Request: expected a JSON-RPC 2.0 message")
+		return false
+	}
+	return true
+}
