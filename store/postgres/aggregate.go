@@ -3,11 +3,11 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/parsemcp/parsemcp/store"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
 )
 
 // The aggregation pipeline on PostgreSQL: JSON-form values are jsonb,
@@ -33,23 +33,11 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
-	defer rows.Close()
-	out := []map[string]any{}
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		row, err := p.DecodeRow(pipelineCodec, vals)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row)
+	out, err := collect(ctx, rows, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	if out == nil && err == nil {
+		out = []map[string]any{}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // pgx hands jsonb back decoded (encoding/json's generic form).

@@ -217,18 +217,25 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
+	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
+		return store.DecodeRow(codec, sch, fields, vals)
+	})
+}
+
+// collect decodes every row; rows is closed.
+func collect[T any](ctx context.Context, rows pgx.Rows, decode func([]any) (T, error)) ([]T, error) {
 	defer rows.Close()
-	var out []parse.Object
+	var out []T
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, wrapErr(ctx, err)
 		}
-		obj, err := store.DecodeRow(codec, sch, fields, vals)
+		v, err := decode(vals)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, obj)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrapErr(ctx, err)

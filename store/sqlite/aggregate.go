@@ -5,13 +5,14 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"fmt"
-	"github.com/parsemcp/parsemcp/store"
-	"modernc.org/sqlite"
 	"strings"
 	"time"
 
+	"modernc.org/sqlite"
+
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
 )
 
 // The aggregation pipeline on SQLite: JSON-form values are JSON text
@@ -37,31 +38,11 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
+	out, err := collect(ctx, rows, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	if out == nil && err == nil {
+		out = []map[string]any{}
 	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	out := []map[string]any{}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		row, err := p.DecodeRow(pipelineCodec, vals)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return out, nil
+	return out, err
 }
 
 var pipelineCodec = query.ValueCodec{Scalar: decodeValue, JSON: jsonText}

@@ -230,26 +230,34 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
+	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
+		return store.DecodeRow(codec, sch, fields, vals)
+	})
+}
+
+// collect scans every row into a reused value slice and decodes each one;
+// rows is closed.
+func collect[T any](ctx context.Context, rows *sql.Rows, decode func([]any) (T, error)) ([]T, error) {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
 		return nil, err
 	}
-	var out []parse.Object
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	var out []T
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, wrapErr(ctx, err)
 		}
-		obj, err := store.DecodeRow(codec, sch, fields, vals)
+		v, err := decode(vals)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, obj)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, wrapErr(ctx, err)
