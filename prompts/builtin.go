@@ -155,11 +155,7 @@ func classOverview() Prompt {
 			if err != nil {
 				return Rendered{}, err
 			}
-			c, err := loadCatalog(ctx, env)
-			if err != nil {
-				return Rendered{}, err
-			}
-			s, err := c.class("class_name", v[0])
+			s, err := catalogClass(ctx, env, "class_name", v[0])
 			if err != nil {
 				return Rendered{}, err
 			}
@@ -210,11 +206,7 @@ func countBy() Prompt {
 			if err != nil {
 				return Rendered{}, err
 			}
-			c, err := loadCatalog(ctx, env)
-			if err != nil {
-				return Rendered{}, err
-			}
-			s, err := c.class("class_name", v[0])
+			s, err := catalogClass(ctx, env, "class_name", v[0])
 			if err != nil {
 				return Rendered{}, err
 			}
@@ -298,11 +290,7 @@ func recentActivity() Prompt {
 			if err != nil {
 				return Rendered{}, err
 			}
-			c, err := loadCatalog(ctx, env)
-			if err != nil {
-				return Rendered{}, err
-			}
-			s, err := c.class("class_name", v[0])
+			s, err := catalogClass(ctx, env, "class_name", v[0])
 			if err != nil {
 				return Rendered{}, err
 			}
@@ -436,11 +424,7 @@ func createdInRange() Prompt {
 					return Rendered{}, argErr("until", "must be after since (%s), got %s", parse.FormatDate(since), parse.FormatDate(until))
 				}
 			}
-			c, err := loadCatalog(ctx, env)
-			if err != nil {
-				return Rendered{}, err
-			}
-			s, err := c.class("class_name", v[0])
+			s, err := catalogClass(ctx, env, "class_name", v[0])
 			if err != nil {
 				return Rendered{}, err
 			}

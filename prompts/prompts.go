@@ -132,6 +132,16 @@ func (c *catalog) has(class string) bool {
 
 // class returns the visible schema of class; an unknown and an invisible
 // class get the same error.
+// catalogClass loads the visible catalog and resolves the class named by
+// argument arg.
+func catalogClass(ctx context.Context, env Env, arg, class string) (parse.Schema, error) {
+	c, err := loadCatalog(ctx, env)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	return c.class(arg, class)
+}
+
 func (c *catalog) class(arg, class string) (parse.Schema, error) {
 	s, ok := c.schemas[class]
 	if !ok {
