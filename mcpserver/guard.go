@@ -111,6 +111,9 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 // schema, so structuredContent is optional, every client reads text, and
 // sending both doubles the SDK's encoding work (docs/PERFORMANCE.md).
 func successResult(data any) (*mcp.CallToolResult, error) {
+	if raw, ok := data.(json.RawMessage); ok { // already serialized by the cap guard
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}}, nil
+	}
 	b, err := json.Marshal(data)
 	if err != nil {
 		return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
