@@ -95,6 +95,11 @@ type Agent struct {
 	Permission    Permission
 	Identity      Identity
 	CorrelationID string
+	// Policy narrows what the agent may do beyond its tier and identity.
+	Policy Policy
+
+	parent *Agent
+	budget int // sub-agent levels left; 0 on a top-level agent means the default
 }
 
 // New returns an agent with a random id.

@@ -23,8 +23,13 @@ var internalFields = []string{"sessionToken", "_hashed_password", "_password_his
 // the agent may not see. The two cases are indistinguishable on purpose.
 var ErrClassNotVisible = errors.New("class not found")
 
-// ClassError is ErrClassNotVisible for a named class.
-type ClassError struct{ Class string }
+// ClassError is ErrClassNotVisible for a named class. Kind records why
+// (for audit and WouldPermit) but never reaches the message: an unknown, a
+// hidden and a filtered-out class read the same to the agent.
+type ClassError struct {
+	Class string
+	Kind  string // "unknown", "hidden_class" or "class_filter"
+}
 
 func (e *ClassError) Error() string {
 	return fmt.Sprintf("class %q was not found (or is not accessible to this agent)", e.Class)
@@ -48,18 +53,71 @@ type Scope struct {
 	agent  *Agent
 	st     store.Store
 	hidden map[string]bool
+	// noCanonical skips the classes' canonical filters (an explicit,
+	// per-call opt-out).
+	noCanonical bool
+	// truncated records, per included field, the fields a join projection
+	// left out.
+	truncated map[string][]string
 }
 
 // NewScope returns the governed view of st for a.
 func NewScope(a *Agent, st store.Store) *Scope {
 	h := map[string]bool{}
-	if a.Identity.Mode != AuthMaster {
+	master := a.Identity.Mode == AuthMaster
+	if !master {
 		for _, c := range DefaultHiddenClasses {
 			h[c] = true
 		}
 	}
+	if cat := a.Policy.Catalog; cat != nil {
+		for name, m := range cat.Classes {
+			if m.Hidden == HiddenAlways || (m.Hidden == HiddenExceptMaster && !master) {
+				h[name] = true
+			}
+		}
+	}
 	return &Scope{agent: a, st: st, hidden: h}
 }
+
+// WithoutCanonicalFilter returns a copy of s that does not apply the
+// classes' canonical filters (the caller asked for every row, valid state
+// or not; ACL, CLP, tenant and agent filters still apply).
+func (s *Scope) WithoutCanonicalFilter() *Scope {
+	c := *s
+	c.noCanonical = true
+	c.truncated = nil
+	return &c
+}
+
+// meta returns the operator's metadata of class, or nil.
+func (s *Scope) meta(class string) *ClassMeta { return s.agent.Policy.Catalog.Class(class) }
+
+// ClassMeta returns the operator's metadata of class (nil when none or
+// when the class is not accessible to the agent).
+func (s *Scope) ClassMeta(class string) *ClassMeta {
+	if !s.Accessible(class) {
+		return nil
+	}
+	return s.meta(class)
+}
+
+// denial says why class is not accessible, or "" when it is.
+func (s *Scope) denial(class string) string {
+	switch {
+	case !parse.ValidClassName(class):
+		return "unknown"
+	case s.hidden[class]:
+		return "hidden_class"
+	case !s.agent.Policy.Classes.Allows(class):
+		return "class_filter"
+	}
+	return ""
+}
+
+// Accessible reports whether class may appear on any surface of this
+// agent (it may still not exist).
+func (s *Scope) Accessible(class string) bool { return s.denial(class) == "" }
 
 // Agent returns the scope's agent.
 func (s *Scope) Agent() *Agent { return s.agent }
@@ -113,8 +171,11 @@ func (s *Scope) visible(sch parse.Schema) parse.Schema {
 		if slices.Contains(prot, name) {
 			continue
 		}
-		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && s.hidden[f.TargetClass] {
+		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !s.Accessible(f.TargetClass) {
 			continue // a reference into a hidden class would name it
+		}
+		if m := s.meta(sch.ClassName); m != nil && m.AgentFields != nil && !parse.IsSystemField(name) && !slices.Contains(m.AgentFields, name) {
+			continue // outside the operator's allowlist
 		}
 		fields[name] = f
 	}
@@ -133,7 +194,7 @@ func (s *Scope) Schemas(ctx context.Context) ([]parse.Schema, error) {
 	}
 	out := make([]parse.Schema, 0, len(all))
 	for _, sch := range all {
-		if s.hidden[sch.ClassName] {
+		if !s.Accessible(sch.ClassName) {
 			continue
 		}
 		out = append(out, s.visible(sch))
@@ -143,12 +204,12 @@ func (s *Scope) Schemas(ctx context.Context) ([]parse.Schema, error) {
 
 // Schema returns one visible class's schema, or a *ClassError.
 func (s *Scope) Schema(ctx context.Context, class string) (parse.Schema, error) {
-	if s.hidden[class] || !parse.ValidClassName(class) {
-		return parse.Schema{}, &ClassError{Class: class}
+	if d := s.denial(class); d != "" {
+		return parse.Schema{}, &ClassError{Class: class, Kind: d}
 	}
 	sch, err := s.st.Schema(ctx, class)
 	if errors.Is(err, store.ErrClassNotFound) {
-		return parse.Schema{}, &ClassError{Class: class}
+		return parse.Schema{}, &ClassError{Class: class, Kind: "unknown"}
 	}
 	if err != nil {
 		return parse.Schema{}, err
@@ -172,12 +233,12 @@ func (s *Scope) ClassNames(ctx context.Context) ([]string, error) {
 // authorize checks the class-level permission op and returns the extra
 // row constraint it implies (pointerFields), if any.
 func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query.Expr, error) {
-	if s.hidden[class] {
-		return nil, &ClassError{Class: class}
+	if d := s.denial(class); d != "" {
+		return nil, &ClassError{Class: class, Kind: d}
 	}
 	raw, err := s.st.Schema(ctx, class)
 	if errors.Is(err, store.ErrClassNotFound) {
-		return nil, &ClassError{Class: class}
+		return nil, &ClassError{Class: class, Kind: "unknown"}
 	}
 	if err != nil {
 		return nil, err
@@ -187,26 +248,32 @@ func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query
 		return nil, nil
 	}
 	perm := raw.CLP.Perm(op)
-	if perm != nil && (op == parse.OpFind || op == parse.OpCount || op == parse.OpGet) && !granted(perm, p) {
-		// readUserFields / pointerFields admit a user to the rows that point at them.
-		fields := slices.Clone(perm.PointerFields)
+	if perm == nil || granted(perm, p) {
+		return nil, nil
+	}
+	// pointerFields and read/writeUserFields admit a user to the rows that
+	// point at them; with no such field to apply, the answer is no.
+	fields := slices.Clone(perm.PointerFields)
+	switch op {
+	case parse.OpFind, parse.OpCount, parse.OpGet:
 		fields = append(fields, raw.CLP.ReadUserFields...)
-		if p.UserID != "" && len(fields) > 0 {
-			var ors []query.Expr
-			for _, f := range fields {
-				if fd, ok := raw.Fields[f]; ok && fd.Type == parse.TypePointer {
-					ors = append(ors, query.Cmp{Path: query.Path{Field: f, Type: parse.TypePointer}, Op: query.OpEq, Value: p.UserID})
-				}
-			}
-			if len(ors) > 0 {
-				return query.Or{Exprs: ors}, nil
+	case parse.OpUpdate, parse.OpDelete:
+		fields = append(fields, raw.CLP.WriteUserFields...)
+	default:
+		fields = nil // create and addField have no row to point at the user
+	}
+	var ors []query.Expr
+	if p.UserID != "" {
+		for _, f := range fields {
+			if fd, ok := raw.Fields[f]; ok && fd.Type == parse.TypePointer {
+				ors = append(ors, query.Cmp{Path: query.Path{Field: f, Type: parse.TypePointer}, Op: query.OpEq, Value: p.UserID})
 			}
 		}
 	}
-	if !raw.CLP.Allows(op, p) {
-		return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
+	if len(ors) > 0 {
+		return query.Or{Exprs: ors}, nil
 	}
-	return nil, nil
+	return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
 }
 
 func granted(perm *parse.OpPerm, p parse.Principal) bool {
@@ -221,9 +288,32 @@ func granted(perm *parse.OpPerm, p parse.Principal) bool {
 	return false
 }
 
+// govern checks op on class and returns every row constraint the agent is
+// held to there: the class-level row rules (pointerFields), the canonical
+// filter (unless byID), the agent's filters and the tenant scope. where is
+// the caller's own constraint, checked for tenant spoofing.
+func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool, where query.Expr) (query.Expr, error) {
+	rule, err := s.authorize(ctx, class, op)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.st.Schema(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkSpoof(raw, where); err != nil {
+		return nil, err
+	}
+	rf, err := s.rowFilter(ctx, raw, byID)
+	if err != nil {
+		return nil, err
+	}
+	return and(rule, rf), nil
+}
+
 // prepare applies the agent's constraints to q for operation op.
 func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*query.Query, parse.Schema, error) {
-	rowRule, err := s.authorize(ctx, q.Class, op)
+	rule, err := s.govern(ctx, q.Class, op, op == parse.OpGet, q.Where)
 	if err != nil {
 		return nil, parse.Schema{}, err
 	}
@@ -232,16 +322,11 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 		return nil, parse.Schema{}, err
 	}
 	out := *q
-	if rowRule != nil {
-		if out.Where == nil {
-			out.Where = rowRule
-		} else {
-			out.Where = query.And{Exprs: []query.Expr{out.Where, rowRule}}
-		}
-	}
+	out.Where = and(out.Where, rule)
 	out.ReadACL = s.readACL()
 	// Every sub-query ($inQuery, $select, $relatedTo) is governed like a
-	// find on its own class: hidden classes, CLP and ACL apply to it too.
+	// find on its own class: hidden classes, CLP, ACL, filters and tenant
+	// scope apply to it too.
 	if err := query.Subqueries(out.Where, s.governSub(ctx)); err != nil {
 		return nil, parse.Schema{}, err
 	}
@@ -251,17 +336,11 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 // governSub constrains one sub-query like a find on its class.
 func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 	return func(sq *query.Query) error {
-		rule, err := s.authorize(ctx, sq.Class, parse.OpFind)
+		rule, err := s.govern(ctx, sq.Class, parse.OpFind, false, sq.Where)
 		if err != nil {
 			return err
 		}
-		if rule != nil {
-			if sq.Where == nil {
-				sq.Where = rule
-			} else {
-				sq.Where = query.And{Exprs: []query.Expr{sq.Where, rule}}
-			}
-		}
+		sq.Where = and(sq.Where, rule)
 		sq.ReadACL = s.readACL()
 		return nil
 	}
@@ -381,8 +460,29 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 			}
 		}
 		var keys []string
-		if sk := subKeys[field]; len(sk) > 0 {
-			keys = sk
+		sk := subKeys[field]
+		if m := s.meta(f.TargetClass); len(sk) == 0 && m != nil && len(m.JoinFields) > 0 {
+			// The operator's join projection, unless the caller named the
+			// included fields it wants.
+			sk = m.JoinFields
+			if tsch, err := s.Schema(ctx, f.TargetClass); err == nil {
+				var left []string
+				for name := range tsch.Fields {
+					if !parse.IsSystemField(name) && !slices.Contains(sk, name) {
+						left = append(left, name)
+					}
+				}
+				if len(left) > 0 {
+					slices.Sort(left)
+					if s.truncated == nil {
+						s.truncated = map[string][]string{}
+					}
+					s.truncated[field] = left
+				}
+			}
+		}
+		if len(sk) > 0 {
+			keys = slices.Clone(sk)
 			for _, t := range tails[field] { // the nested pointers must be read
 				head, _, _ := strings.Cut(t, ".")
 				if !slices.Contains(keys, head) {
@@ -430,6 +530,11 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 	}
 	return nil
 }
+
+// TruncatedIncludeFields returns, per included pointer field, the fields
+// of the included objects the operator's join projection left out during
+// this scope's Include calls (nil when none).
+func (s *Scope) TruncatedIncludeFields() map[string][]string { return s.truncated }
 
 // SplitKeys separates top-level keys from "pointer.sub" keys, which project
 // included objects. A pointer with sub keys is kept in the top-level keys.
@@ -494,26 +599,32 @@ func (s *Scope) CheckPipeline(ctx context.Context, p *query.Pipeline) error {
 
 // governPipeline applies the agent's constraints to p.
 func (s *Scope) governPipeline(ctx context.Context, p *query.Pipeline) (*query.Pipeline, error) {
-	rule, err := s.authorize(ctx, p.Class, parse.OpFind)
+	rule, err := s.govern(ctx, p.Class, parse.OpFind, false, p.Filter)
 	if err != nil {
 		return nil, err
+	}
+	raw, err := s.st.Schema(ctx, p.Class)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range p.Stages {
+		if m, ok := st.(*query.MatchStage); ok {
+			if err := s.checkSpoof(raw, m.Where); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p = p.WithFilter(rule)
 	if err := p.Subqueries(s.governSub(ctx)); err != nil {
 		return nil, err
 	}
 	for _, l := range p.Lookups() {
-		r, err := s.authorize(ctx, l.From.ClassName, parse.OpFind)
+		r, err := s.govern(ctx, l.From.ClassName, parse.OpFind, false, nil)
 		if err != nil {
 			return nil, err
 		}
-		if r != nil { // pointerFields/readUserFields: the joined rows are narrowed too
-			if l.Filter == nil {
-				l.Filter = r
-			} else {
-				l.Filter = query.And{Exprs: []query.Expr{l.Filter, r}}
-			}
-		}
+		// Row rules, filters and tenant scope narrow the joined rows too.
+		l.Filter = and(l.Filter, r)
 	}
 	return p, nil
 }

@@ -17,6 +17,8 @@ type Event struct {
 	Tool           string    `json:"tool"`
 	ArgKeys        []string  `json:"args_keys"` // names only, never values
 	AgentID        string    `json:"agent_id"`
+	Profile        string    `json:"agent_profile,omitempty"` // the policy profile the agent was built from
+	TenantID       string    `json:"tenant_id,omitempty"`
 	AuthType       string    `json:"auth_type"`
 	Permission     string    `json:"permission"`
 	CorrelationID  string    `json:"correlation_id,omitempty"`

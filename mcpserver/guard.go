@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -49,12 +50,25 @@ func recoverGuard(log *slog.Logger) Guard {
 	}
 }
 
-// permissionGuard refuses tools above the agent's permission tier.
-func permissionGuard() Guard {
+// permissionGuard refuses, in this order, a tool above the agent's
+// permission tier, a tool outside the agent's tool filter, and a tool whose
+// operator gate is closed (the refusal names the variables to set). Every
+// refusal is permission_denied; details.kind says which layer refused.
+func permissionGuard(cfg *tools.Config) Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
 			if !inv.Agent.Can(inv.Tool.Permission) {
 				return nil, &tools.Error{Code: tools.CodePermissionDenied, Message: fmt.Sprintf("tool %s needs %s permission; this agent is %s", inv.Tool.Name, inv.Tool.Permission, inv.Agent.Permission), Details: map[string]any{"kind": "permission_tier"}}
+			}
+			if !inv.Agent.ToolAllowed(inv.Tool.Info()) {
+				return nil, &tools.Error{Code: tools.CodePermissionDenied, Message: fmt.Sprintf("tool %s is not available to this agent", inv.Tool.Name), Details: map[string]any{"kind": "tool_filtered"}}
+			}
+			var gates agent.Gates
+			if cfg != nil {
+				gates = cfg.Gates
+			}
+			if err := gates.Check(inv.Tool.Gate, "tool "+inv.Tool.Name); err != nil {
+				return nil, err
 			}
 			return next(ctx, inv)
 		}
@@ -144,7 +158,7 @@ func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 			data, err := next(ctx, inv)
 			e := audit.Event{
 				Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
-				AgentID: inv.Agent.ID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
+				AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
 				CorrelationID: inv.Agent.CorrelationID, Success: err == nil,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 			}
@@ -156,6 +170,12 @@ func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 				e.ErrorCode = te.Code
 				if k, ok := te.Details["kind"].(string); ok {
 					e.DenialKind = k
+				}
+				// Why a class was "not found" stays out of the answer but
+				// belongs in the audit trail.
+				var ce *agent.ClassError
+				if errors.As(err, &ce) && ce.Kind != "" && ce.Kind != "unknown" {
+					e.DenialKind = ce.Kind
 				}
 			}
 			e.Estimate(usdPerMTok)

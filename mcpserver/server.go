@@ -119,7 +119,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,
@@ -164,13 +164,18 @@ func (s *Server) syncTools() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range s.tools.List() {
-		readOnly := t.ReadOnly
+		ann := &mcp.ToolAnnotations{ReadOnlyHint: t.ReadOnly, OpenWorldHint: new(bool)}
+		if !t.ReadOnly {
+			destructive := t.Destructive
+			ann.DestructiveHint = &destructive
+			ann.IdempotentHint = t.Idempotent
+		}
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
 			InputSchema: t.Input,
 			Meta:        mcp.Meta{"category": t.Category},
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: readOnly, OpenWorldHint: new(bool)},
+			Annotations: ann,
 		}, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
@@ -232,8 +237,9 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// filterLists narrows tools/list to what the agent may call (and to the
-// optional category) and builds resources/list from the classes it may see.
+// filterLists narrows tools/list to what the agent may call (its tier, its
+// tool filter and the operator's gates decide; and to the optional
+// category) and builds resources/list from the classes it may see.
 func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -251,7 +257,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				category, _ = p.Meta["category"].(string)
 			}
 			allowed := map[string]bool{}
-			for _, t := range s.tools.Allowed(agentFrom(ctx), category) {
+			for _, t := range s.tools.Allowed(agentFrom(ctx), s.config.Gates, category) {
 				allowed[t.Name] = true
 			}
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))

@@ -21,6 +21,7 @@ var builtinTools = map[string]string{
 	"query_class": "query", "count_objects": "query", "get_object": "query", "get_objects": "query", "get_sample_objects": "query",
 	"explain_query": "query", "export_data": "export",
 	"aggregate": "aggregate", "group_by": "aggregate", "group_by_date": "aggregate", "distinct": "aggregate",
+	"call_method": "mutation",
 }
 
 var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}

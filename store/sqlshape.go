@@ -16,18 +16,8 @@ import (
 // dialect's bind value meaning "no limit".
 func FindSQL(d query.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, q.Keys)
-	var sel []string
-	for _, f := range fields {
-		switch {
-		case f == parse.FieldACL:
-			sel = append(sel, d.Ident("_rperm"), d.Ident("_wperm"))
-		case sch.Fields[f].Type == parse.TypeRelation:
-		default:
-			sel = append(sel, d.Ident(f))
-		}
-	}
 	b := &query.Builder{D: d}
-	sqlText = "SELECT " + strings.Join(sel, ", ") + " FROM " + d.Ident(q.Class)
+	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(q.Class)
 	if w := b.Where(q); w != "" {
 		sqlText += " WHERE " + w
 	}
@@ -38,6 +28,21 @@ func FindSQL(d query.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sq
 	}
 	sqlText += " LIMIT " + b.Param(limit) + " OFFSET " + b.Param(int64(q.Skip))
 	return sqlText, b.Args, fields
+}
+
+// selectList renders the columns holding fields, as DecodeRow reads them.
+func selectList(d query.Dialect, sch parse.Schema, fields []string) string {
+	var sel []string
+	for _, f := range fields {
+		switch {
+		case f == parse.FieldACL:
+			sel = append(sel, d.Ident("_rperm"), d.Ident("_wperm"))
+		case sch.Fields[f].Type == parse.TypeRelation:
+		default:
+			sel = append(sel, d.Ident(f))
+		}
+	}
+	return strings.Join(sel, ", ")
 }
 
 // CountSQL renders the count of q's rows.
@@ -101,4 +106,59 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 		obj[name] = parse.Denormalize(name, f, n)
 	}
 	return obj, nil
+}
+
+// writeWhere renders the predicate selecting w's row: its objectId, w.Where
+// compiled as a find's where is, and the write ACL (a NULL `_wperm` is
+// public; otherwise it must hold one of w.WriteACL; nil: no check).
+func writeWhere(b *query.Builder, w Write) string {
+	parts := []string{b.D.Ident(parse.FieldObjectID) + " = " + b.Param(w.ID)}
+	if s := b.Where(&query.Query{Class: w.Class, Where: w.Where}); s != "" {
+		parts = append(parts, "("+s+")")
+	}
+	if w.WriteACL != nil {
+		phs := make([]string, len(w.WriteACL))
+		for i, e := range w.WriteACL {
+			phs[i] = b.Param(e)
+		}
+		col := b.D.Ident("_wperm")
+		parts = append(parts, "("+col+" IS NULL OR "+b.D.ACLOverlap(col, phs)+")")
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// SelectWriteSQL renders the read of the row w may change, every field, as
+// FindSQL reads rows; lock is appended (" FOR UPDATE" where the database
+// locks rows).
+func SelectWriteSQL(d query.Dialect, sch parse.Schema, w Write, lock string) (sqlText string, args []any, fields []string) {
+	fields = ReadFields(sch, nil)
+	b := &query.Builder{D: d}
+	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + lock
+	return sqlText, b.Args, fields
+}
+
+// UpdateSQL renders the one UPDATE of w's row: it sets sets only if the
+// row still matches w, and returns the row as it is afterwards.
+func UpdateSQL(d query.Dialect, sch parse.Schema, w Write, sets []Assignment) (sqlText string, args []any, fields []string) {
+	fields = ReadFields(sch, nil)
+	b := &query.Builder{D: d}
+	cols := make([]string, len(sets))
+	for i, a := range sets {
+		if a.Value == nil {
+			cols[i] = d.Ident(a.Column) + " = NULL"
+			continue
+		}
+		cols[i] = d.Ident(a.Column) + " = " + b.Param(a.Value)
+	}
+	sqlText = "UPDATE " + d.Ident(w.Class) + " SET " + strings.Join(cols, ", ") +
+		" WHERE " + writeWhere(b, w) + " RETURNING " + selectList(d, sch, fields)
+	return sqlText, b.Args, fields
+}
+
+// DeleteSQL renders the DELETE of w's row, returning the deleted row.
+func DeleteSQL(d query.Dialect, sch parse.Schema, w Write) (sqlText string, args []any, fields []string) {
+	fields = ReadFields(sch, nil)
+	b := &query.Builder{D: d}
+	sqlText = "DELETE FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + " RETURNING " + selectList(d, sch, fields)
+	return sqlText, b.Args, fields
 }

@@ -41,6 +41,21 @@ type Store interface {
 	Create(ctx context.Context, class string, objs []parse.Object) error
 	// AddRelation links owningID's Relation field to relatedIDs.
 	AddRelation(ctx context.Context, class, field, owningID string, relatedIDs []string) error
+	// Update changes one object atomically. set maps fields to their new
+	// values in REST JSON form; a {"__op":"Delete"} value unsets the field
+	// and an "ACL" key replaces the ACL. updatedAt is set by the store.
+	// The row changes only if it matches w (see Write); otherwise the
+	// error wraps ErrObjectNotFound, whether the object is missing or
+	// merely not writable (the two are indistinguishable on purpose).
+	// It returns the object before and after the change.
+	Update(ctx context.Context, w Write, set parse.Object) (before, after parse.Object, err error)
+	// Delete removes one object matching w, with its rows in the class's
+	// relation join tables, atomically, and returns it. A missing or
+	// non-matching object is ErrObjectNotFound.
+	Delete(ctx context.Context, w Write) (parse.Object, error)
+	// DeleteClass drops an empty class: its table, join tables and _SCHEMA
+	// row. A class holding objects is refused with ErrClassNotEmpty.
+	DeleteClass(ctx context.Context, class string) error
 	// RelatedIDs returns the ids linked by owningID's Relation field.
 	RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error)
 
@@ -50,10 +65,26 @@ type Store interface {
 
 // Errors a Store returns (wrapped, with detail).
 var (
-	ErrClassNotFound = errors.New("class not found")
-	ErrClassExists   = errors.New("class already exists")
-	ErrInvalid       = errors.New("invalid object")
+	ErrClassNotFound  = errors.New("class not found")
+	ErrClassExists    = errors.New("class already exists")
+	ErrInvalid        = errors.New("invalid object")
+	ErrObjectNotFound = errors.New("object not found")
+	ErrClassNotEmpty  = errors.New("class is not empty")
 )
+
+// Write selects the one object an Update or Delete may change.
+type Write struct {
+	Class string
+	ID    string
+	// Where is an extra constraint the row must meet (the agent's filters,
+	// tenant scope and class-level row rules); nil means none.
+	Where query.Expr
+	// WriteACL lists the ACL entries the writer holds ("*", a user id,
+	// "role:Name"); a row changes only if its _wperm is NULL (no ACL:
+	// public) or holds one of them. nil means no ACL check (the master
+	// key).
+	WriteACL []string
+}
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }

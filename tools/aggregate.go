@@ -104,6 +104,9 @@ type aggregateArgs struct {
 	ClassName string `json:"class_name" jsonschema:"the Parse class whose objects enter the pipeline"`
 	Pipeline  Stages `json:"pipeline"`
 	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate and return the pipeline without running it"`
+	// ApplyCanonicalFilter false lets rows outside the class's canonical
+	// filter enter the pipeline.
+	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to let rows outside the class's canonical filter (see get_schema) enter the pipeline; default true"`
 }
 
 // pointerClasses lists the result fields that hold bare objectIds of a
@@ -123,6 +126,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
 	sch, err := classSchema(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err

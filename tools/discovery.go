@@ -30,8 +30,17 @@ func listTools(_ context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	list := []any{}
-	for _, t := range c.Registry.Allowed(c.Scope.Agent(), args.Category) {
+	for _, t := range c.Registry.Allowed(c.Scope.Agent(), c.gates(), args.Category) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description})
 	}
 	return map[string]any{"tools": list, "categories": Categories}, nil
+}
+
+// gates returns the operator gates of the call (all closed without a
+// configuration).
+func (c *Call) gates() agent.Gates {
+	if c.Config == nil {
+		return agent.Gates{}
+	}
+	return c.Config.Gates
 }

@@ -51,6 +51,7 @@ func AsError(err error) *Error {
 	var qe *query.Error
 	var ce *agent.ClassError
 	var de *agent.DeniedError
+	var ie *agent.InvalidError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -65,9 +66,16 @@ func AsError(err error) *Error {
 		}
 		return &Error{Code: CodeInvalidArgument, Message: qe.Error(), Details: d}
 	case errors.As(err, &ce):
+		// One message and one kind for an unknown, a hidden and a
+		// filtered-out class: ce.Kind is for audit and would_permit only.
 		return &Error{Code: CodeNotFound, Message: ce.Error(), Details: map[string]any{"kind": "class_not_found"}}
 	case errors.As(err, &de):
 		return &Error{Code: CodePermissionDenied, Message: de.Msg, Details: map[string]any{"kind": de.Kind}}
+	case errors.As(err, &ie):
+		return &Error{Code: CodeInvalidArgument, Message: strings.TrimPrefix(ie.Msg, store.ErrInvalid.Error()+": ")}
+	case errors.Is(err, agent.ErrNotFound):
+		// Missing and not writable read the same.
+		return &Error{Code: CodeNotFound, Message: "object not found (or not writable by this agent)", Details: map[string]any{"kind": "object_not_found"}}
 	case errors.Is(err, store.ErrInvalid):
 		return &Error{Code: CodeInvalidArgument, Message: strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")}
 	}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,11 +96,48 @@ type queryArgs struct {
 	Order     string     `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
 	Keys      StringList `json:"keys,omitempty"`
 	Include   StringList `json:"include,omitempty"`
+	// ApplyCanonicalFilter false includes rows outside the class's
+	// canonical filter (soft-deleted, drafts…).
+	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to include rows outside the class's canonical filter (see get_schema); default true"`
 }
 
 type countArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class to count"`
-	Where     Where  `json:"where,omitempty"`
+	ClassName            string `json:"class_name" jsonschema:"the Parse class to count"`
+	Where                Where  `json:"where,omitempty"`
+	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty" jsonschema:"false to count rows outside the class's canonical filter too; default true"`
+}
+
+// canonicalScope is the scope a call runs in: the caller may opt out of
+// the classes' canonical filters, never out of anything else.
+func canonicalScope(s *agent.Scope, apply *bool) *agent.Scope {
+	if apply != nil && !*apply {
+		return s.WithoutCanonicalFilter()
+	}
+	return s
+}
+
+// largeFieldKeys returns the keys of a query that names none: every
+// visible field but the class's large fields, and the large fields left
+// out (nil, nil when the class declares none).
+func largeFieldKeys(scope *agent.Scope, sch parse.Schema) (keys, omitted []string) {
+	m := scope.ClassMeta(sch.ClassName)
+	if m == nil || len(m.LargeFields) == 0 {
+		return nil, nil
+	}
+	for _, name := range sch.FieldNames() {
+		if _, ok := sch.Fields[name]; !ok || name == parse.FieldACL {
+			continue
+		}
+		if slices.Contains(m.LargeFields, name) {
+			omitted = append(omitted, name)
+			continue
+		}
+		keys = append(keys, name)
+	}
+	if len(omitted) == 0 {
+		return nil, nil
+	}
+	return keys, omitted
 }
 
 type getObjectArgs struct {
@@ -179,6 +217,7 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
 	sch, err := classSchema(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
@@ -191,6 +230,10 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	keys, sub, include, err := projection(sch, args.Keys, args.Include)
 	if err != nil {
 		return nil, err
+	}
+	var omitted []string
+	if args.Keys == nil {
+		keys, omitted = largeFieldKeys(c.Scope, sch)
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: keys}
 	rows, err := c.Scope.Find(ctx, q)
@@ -210,6 +253,15 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		"pagination":   map[string]any{"limit": limit, "skip": args.Skip, "has_more": hasMore},
 		"results":      nonNil(rows),
 	}
+	if len(omitted) > 0 {
+		res["omitted_large_fields"] = omitted
+	}
+	if tr := c.Scope.TruncatedIncludeFields(); len(tr) > 0 {
+		res["truncated_include_fields"] = tr
+	}
+	if args.ApplyCanonicalFilter != nil && !*args.ApplyCanonicalFilter {
+		res["canonical_filter_applied"] = false
+	}
 	if hasMore {
 		next := map[string]any{"class_name": sch.ClassName, "limit": limit, "skip": args.Skip + limit}
 		if whereObj != nil {
@@ -223,6 +275,9 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		}
 		if len(args.Include) > 0 {
 			next["include"] = []string(args.Include)
+		}
+		if args.ApplyCanonicalFilter != nil {
+			next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
 		}
 		res["next_call"] = map[string]any{"tool": "query_class", "arguments": next}
 	}
@@ -241,6 +296,7 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
 	sch, err := classSchema(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
@@ -381,5 +437,5 @@ func DescribeSchema(ctx context.Context, s *agent.Scope, class string) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(sch), nil
+	return describeSchema(s, sch), nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
 )
 
 // The tool categories.
@@ -49,6 +50,16 @@ type Call struct {
 	Config   *Config
 }
 
+// withScope returns a copy of c running in scope.
+func (c *Call) withScope(scope *agent.Scope) *Call {
+	if scope == c.Scope {
+		return c
+	}
+	cc := *c
+	cc.Scope = scope
+	return &cc
+}
+
 // Config is the operator's tuning of the built-in tools.
 type Config struct {
 	// FullScanThreshold: explain_query refuses a plan that reads a whole
@@ -57,6 +68,10 @@ type Config struct {
 	// HidePlans keeps the database's plan text out of explain_query
 	// results (it reveals which indexes exist).
 	HidePlans bool
+	// Gates are the operator's environment switches for the write and
+	// schema tools and for declared methods (agent.GatesFromEnv); the zero
+	// value keeps every write path closed.
+	Gates agent.Gates
 }
 
 // DefaultConfig is the configuration when the operator sets none.
@@ -77,8 +92,24 @@ type Tool struct {
 	Timeout time.Duration
 	// ReadOnly marks tools that change nothing (the MCP readOnlyHint).
 	ReadOnly bool
-	Input    *jsonschema.Schema
-	Handler  Handler
+	// Destructive marks write tools that may destroy or overwrite data
+	// (the MCP destructiveHint; meaningful only when ReadOnly is false).
+	Destructive bool
+	// Idempotent marks write tools whose repeated call with the same
+	// arguments has no further effect (the MCP idempotentHint).
+	Idempotent bool
+	// Gate is the operator gate the tool needs (agent.GateNone for reads).
+	Gate agent.GateKind
+	// Op is the class-level operation the tool performs on its class_name
+	// argument ("" when it takes none), for would_permit.
+	Op      parse.Op
+	Input   *jsonschema.Schema
+	Handler Handler
+}
+
+// Info is what the governance layer needs to know of the tool.
+func (t *Tool) Info() agent.ToolInfo {
+	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -190,12 +221,13 @@ func (r *Registry) List() []*Tool {
 	return out
 }
 
-// Allowed returns the tools agent a may call, optionally only those of a
+// Allowed returns the tools agent a may call: those its tier and tool
+// filter admit whose operator gate is open, optionally only those of a
 // category (case-insensitive; an unknown category yields none).
-func (r *Registry) Allowed(a *agent.Agent, category string) []*Tool {
+func (r *Registry) Allowed(a *agent.Agent, gates agent.Gates, category string) []*Tool {
 	var out []*Tool
 	for _, t := range r.List() {
-		if !a.Can(t.Permission) {
+		if !a.ToolAllowed(t.Info()) || gates.Check(t.Gate, t.Name) != nil {
 			continue
 		}
 		if category != "" && !strings.EqualFold(category, t.Category) {
@@ -215,7 +247,25 @@ func Builtin() []*Tool {
 	out = append(out, exportTools()...)
 	out = append(out, explainTools()...)
 	out = append(out, aggregateTools()...)
+	out = append(out, writeTools()...)
+	out = append(out, methodTools()...)
+	out = append(out, governanceTools()...)
+	for _, t := range out {
+		if t.Op == "" {
+			t.Op = builtinOps[t.Name]
+		}
+	}
 	return out
+}
+
+// builtinOps is the class-level operation of the built-in read tools that
+// do not set Op themselves.
+var builtinOps = map[string]parse.Op{
+	"query_class": parse.OpFind, "get_sample_objects": parse.OpFind, "explain_query": parse.OpFind,
+	"export_data": parse.OpFind, "aggregate": parse.OpFind, "group_by": parse.OpFind,
+	"group_by_date": parse.OpFind, "distinct": parse.OpFind,
+	"count_objects": parse.OpCount,
+	"get_object":    parse.OpGet, "get_objects": parse.OpGet,
 }
 
 // schemaFor infers an input schema from an argument struct and applies

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,6 +84,9 @@ func getAllSchemas(ctx context.Context, c *Call) (any, error) {
 			fields[name] = typeLabel(f)
 		}
 		entry := map[string]any{"name": sch.ClassName, "field_count": len(fields), "fields": fields}
+		if m := c.Scope.ClassMeta(sch.ClassName); m != nil && m.Description != "" {
+			entry["description"] = m.Description
+		}
 		if parse.IsSystemClass(sch.ClassName) {
 			builtIn = append(builtIn, entry)
 		} else {
@@ -106,11 +110,13 @@ func getSchema(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(sch), nil
+	return describeSchema(c.Scope, sch), nil
 }
 
-// describeSchema is the get_schema result (also the parse://{class}/schema resource).
-func describeSchema(sch parse.Schema) map[string]any {
+// describeSchema is the get_schema result (also the parse://{class}/schema
+// resource): the agent's view of the class with the operator's metadata.
+func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
+	meta := scope.ClassMeta(sch.ClassName)
 	fields := make([]any, 0, len(sch.Fields))
 	for _, name := range sch.FieldNames() {
 		f, ok := sch.Fields[name]
@@ -135,6 +141,19 @@ func describeSchema(sch parse.Schema) map[string]any {
 		case parse.TypeACL:
 			entry["description"] = "Access control list: who may read and write this object."
 		}
+		if meta != nil {
+			if fm := meta.Fields[name]; fm != nil {
+				if fm.Description != "" {
+					entry["description"] = fm.Description
+				}
+				if len(fm.Enum) > 0 {
+					entry["allowed_values"] = fm.Enum
+				}
+			}
+			if slices.Contains(meta.LargeFields, name) {
+				entry["large"] = true
+			}
+		}
 		fields = append(fields, entry)
 	}
 	indexes := []any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}
@@ -150,11 +169,37 @@ func describeSchema(sch parse.Schema) map[string]any {
 	if parse.IsSystemClass(sch.ClassName) {
 		kind = "built_in"
 	}
-	return map[string]any{
+	out := map[string]any{
 		"class_name":              sch.ClassName,
 		"type":                    kind,
 		"fields":                  fields,
 		"indexes":                 indexes,
 		"class_level_permissions": sch.CLP,
 	}
+	if meta != nil {
+		if meta.Description != "" {
+			out["description"] = meta.Description
+		}
+		if meta.AgentFields != nil {
+			out["agent_fields"] = meta.AgentFields
+		}
+		if len(meta.JoinFields) > 0 {
+			out["join_fields"] = meta.JoinFields
+		}
+		if len(meta.LargeFields) > 0 {
+			out["large_fields"] = meta.LargeFields
+			out["large_fields_hint"] = "Large fields are left out of query_class results unless named in keys."
+		}
+		if len(meta.CanonicalFilter) > 0 {
+			out["canonical_filter"] = meta.CanonicalFilter
+			out["canonical_filter_hint"] = "Applied to every read but get_object; pass apply_canonical_filter:false to query_class, count_objects or aggregate to include the other rows."
+		}
+		if meta.Tenant != nil {
+			out["tenant_field"] = meta.Tenant.Field
+		}
+	}
+	if methods := MethodsFor(scope, sch.ClassName); len(methods) > 0 {
+		out["methods"] = methods
+	}
+	return out
 }

@@ -34,7 +34,10 @@ func newServe() *cobra.Command {
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := mcpserver.CheckBind(addr, apiKey); err != nil {
+			if f.policy != "" && apiKey != "" {
+				return fmt.Errorf("--api-key and --policy: with a policy, the agent profiles' keys authenticate requests")
+			}
+			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
 			log := logger(f.level())
@@ -43,6 +46,9 @@ func newServe() *cobra.Command {
 				return err
 			}
 			defer closeAll()
+			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() {
+				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
+			}
 			var h http.Handler = srv.Mux(httpOpts)
 			if apiKey != "" {
 				h = mcpserver.RequireAPIKey(apiKey, h)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"log/slog"
 	"net/url"
 	"os"
@@ -13,12 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/postgres"
@@ -43,7 +44,10 @@ type storeFlags struct {
 	costPerMT  float64
 	rateLimit  string
 	redisURL   string
-	closers    []func() // run before the store closes
+	policy     string
+	agentName  string
+	pol        *policy.Policy // loaded by newServer
+	closers    []func()       // run before the store closes
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -64,6 +68,80 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
+	fl.StringVar(&f.policy, "policy", os.Getenv("PARSEMCP_POLICY"), "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
+	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
+}
+
+// loadPolicy reads --policy ("demo" is the built-in demo policy) and checks
+// it against the store. It returns nil when no policy is configured.
+func (f *storeFlags) loadPolicy(ctx context.Context, log *slog.Logger, st store.Store) (*policy.Policy, error) {
+	if f.policy == "" {
+		if f.agentName != "" {
+			return nil, fmt.Errorf("--agent needs --policy")
+		}
+		return nil, nil
+	}
+	if f.asUser != "" || len(f.asRoles) > 0 || f.anonymous || f.permission != "readonly" {
+		return nil, fmt.Errorf("with --policy, identities and permissions come from the policy's agent profiles: drop --as-user, --as-role, --anonymous and --permission")
+	}
+	var pol *policy.Policy
+	var err error
+	if f.policy == "demo" {
+		pol, err = policy.Demo()
+	} else {
+		var known []string
+		for _, t := range tools.NewRegistry().List() {
+			known = append(known, t.Name)
+		}
+		pol, err = policy.Load(f.policy, policy.Options{KnownTools: known})
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := pol.Validate(ctx, st); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", f.policy, err)
+	}
+	for _, w := range pol.Warnings {
+		log.Warn("policy", "warning", w)
+	}
+	if f.agentName != "" && pol.Profile(f.agentName) == nil {
+		return nil, fmt.Errorf("--agent %q: no such profile in the policy (have %v)", f.agentName, pol.Names())
+	}
+	for _, name := range pol.Names() {
+		if pol.Profile(name).Identity.Kind == policy.IdentityMaster {
+			log.Warn("agent profile acts with the master key: every row of every visible class, ACLs ignored", "profile", name)
+		}
+	}
+	log.Info("policy loaded", "policy", f.policy, "agents", pol.Names(), "default_agent", pol.DefaultAgent)
+	return pol, nil
+}
+
+// unauthenticated reports whether a loaded policy serves requests that
+// carry no bearer token.
+func (f *storeFlags) unauthenticated() bool {
+	return f.pol != nil && (f.agentName != "" || f.pol.DefaultAgent != "")
+}
+
+// policyFactory builds each request's agent from the policy: a bearer
+// token selects its profile; without one, --agent or the policy's
+// default_agent applies (over stdio there are no headers at all).
+func (f *storeFlags) policyFactory(pol *policy.Policy, st store.Store) mcpserver.AgentFactory {
+	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
+		name := f.agentName
+		if r.Header != nil && (r.Header.Get("Authorization") != "" || name == "") {
+			var err error
+			if name, err = pol.Select(r.Header); err != nil {
+				return nil, err
+			}
+		}
+		if name == "" {
+			name = pol.DefaultAgent
+		}
+		if name == "" {
+			return nil, fmt.Errorf("%w: no agent profile: pass --agent or set settings.default_agent", agent.ErrUnauthorized)
+		}
+		return pol.Agent(ctx, name, st, r.Header)
+	}
 }
 
 func (f *storeFlags) level() slog.Level {
@@ -259,10 +337,22 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	if err != nil {
 		return nil, nil, err
 	}
-	factory, err := f.agentFactory(ctx, log, st)
+	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
 		st.Close()
 		return nil, nil, err
+	}
+	f.pol = pol
+	var factory mcpserver.AgentFactory
+	if pol != nil {
+		factory = f.policyFactory(pol, st)
+	} else if factory, err = f.agentFactory(ctx, log, st); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	f.tools.Gates = agent.GatesFromEnv()
+	if g := f.tools.Gates; g != (agent.Gates{}) {
+		log.Warn("write gates open", agent.EnvAllowWriteTools, g.WriteTools, agent.EnvAllowSchemaOps, g.SchemaOps, agent.EnvAllowRawCRUD, g.RawCRUD, agent.EnvAllowRawSchema, g.RawSchema)
 	}
 	timeouts := map[string]time.Duration{}
 	for name, v := range f.timeouts {

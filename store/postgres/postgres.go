@@ -11,7 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,10 +147,10 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
 	}
 	cols = append(cols, "PRIMARY KEY ("+d.Ident(parse.FieldObjectID)+")")
-	for _, name := range sortedKeys(sch.Indexes) {
+	for _, name := range slices.Sorted(maps.Keys(sch.Indexes)) {
 		keys := sch.Indexes[name]
 		var parts []string
-		for _, f := range sortedKeys(keys) {
+		for _, f := range slices.Sorted(maps.Keys(keys)) {
 			if _, ok := sch.Fields[f]; !ok {
 				return fmt.Errorf("%w: index %s names unknown field %q", store.ErrInvalid, name, f)
 			}
@@ -192,15 +193,6 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	}
 	s.schemas.Invalidate()
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // codec reads PostgreSQL's columns back.

@@ -43,6 +43,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
+	// Every transaction here writes: take the write lock when it begins, so
+	// a read-then-write transaction (Update) waits for other writers under
+	// busy_timeout instead of failing to upgrade its snapshot.
+	q.Set("_txlock", "immediate")
 	dsn := fileURI(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -1,0 +1,327 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// InvalidError is a write the schema or the agent's view refuses
+// (an unknown or unwritable field, a bad value).
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// writeACL is the list of ACL entries the agent writes with (nil: master).
+func (s *Scope) writeACL() []string { return s.readACL() }
+
+// checkWritable refuses values for fields the agent may not write: system
+// fields, fields outside its visible schema (protected, outside the
+// allowlist, unknown) and Relations. ACL may be set.
+func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object) error {
+	names := slices.Sorted(maps.Keys(obj))
+	for _, k := range names {
+		if k == parse.FieldACL {
+			continue
+		}
+		if parse.IsSystemField(k) {
+			return invalid("field %q is set by the server and cannot be written", k)
+		}
+		f, ok := sch.Fields[k]
+		if !ok {
+			return invalid("unknown field %q on class %s", k, sch.ClassName)
+		}
+		if f.Type == parse.TypeRelation {
+			return invalid("field %q is a Relation; relations cannot be written by these tools", k)
+		}
+	}
+	return nil
+}
+
+// tenantValue is the stored-value form of the agent's tenant for the
+// class's tenant field, and whether the class has a tenant scope.
+func (s *Scope) tenantValue(raw parse.Schema) (any, string, bool) {
+	path, ok := s.tenantPath(raw)
+	if !ok {
+		return nil, "", false
+	}
+	t := s.agent.Policy.TenantID
+	if f := raw.Fields[path.Field]; f.Type == parse.TypePointer {
+		return map[string]any{"__type": "Pointer", "className": f.TargetClass, "objectId": t}, path.Field, true
+	}
+	return t, path.Field, true
+}
+
+// checkTenantWrite refuses a value of the tenant field other than the
+// agent's own tenant.
+func (s *Scope) checkTenantWrite(raw parse.Schema, obj parse.Object) error {
+	_, field, ok := s.tenantValue(raw)
+	if !ok || s.agent.Policy.TenantID == "" {
+		return nil
+	}
+	v, set := obj[field]
+	if !set {
+		return nil
+	}
+	id := v
+	if _, pid, isPtr := parse.PointerID(v); isPtr {
+		id = pid
+	}
+	if id != s.agent.Policy.TenantID {
+		return &DeniedError{Kind: "tenant_spoof", Msg: fmt.Sprintf("%s.%s must be this agent's tenant", raw.ClassName, field)}
+	}
+	return nil
+}
+
+// Create creates one object of class as the agent: the class-level create
+// permission, the agent's view of the schema and the tenant scope (the
+// tenant field is filled in) apply. It returns the object as the agent
+// sees it.
+func (s *Scope) Create(ctx context.Context, class string, obj parse.Object) (parse.Object, error) {
+	if _, err := s.govern(ctx, class, parse.OpCreate, true, nil); err != nil {
+		return nil, err
+	}
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.st.Schema(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, invalid("object is required")
+	}
+	obj = maps.Clone(obj)
+	if err := s.checkWritable(sch, obj); err != nil {
+		return nil, err
+	}
+	if err := s.checkTenantWrite(raw, obj); err != nil {
+		return nil, err
+	}
+	if v, field, ok := s.tenantValue(raw); ok && s.agent.Policy.TenantID != "" {
+		obj[field] = v
+	}
+	var missing []string
+	for name, f := range raw.Fields {
+		if !f.Required || obj[name] != nil || parse.IsSystemField(name) {
+			continue
+		}
+		if _, seen := sch.Fields[name]; !seen {
+			// Naming a field the agent cannot see would reveal it.
+			return nil, &DeniedError{Kind: "hidden_required_field", Msg: fmt.Sprintf("objects of %s cannot be created by this agent", class)}
+		}
+		missing = append(missing, name)
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, invalid("required field(s) missing: %v", missing)
+	}
+	if err := s.st.Create(ctx, class, []parse.Object{obj}); err != nil {
+		return nil, writeErr(err)
+	}
+	return s.echo(sch, obj), nil
+}
+
+// aclGrants reports whether row's ACL grants the agent access ("read" or
+// "write"). A row without an ACL is public; the master key passes.
+func (s *Scope) aclGrants(row parse.Object, access string) bool {
+	p := s.principal()
+	if p.Master {
+		return true
+	}
+	acl, ok := row[parse.FieldACL].(map[string]any)
+	if !ok {
+		return row[parse.FieldACL] == nil
+	}
+	for _, e := range p.Entries {
+		if perms, ok := acl[e].(map[string]any); ok && perms[access] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// echo returns what the agent may see of a row it wrote: the row redacted
+// to its view if its ACL lets the agent read it, else only the objectId
+// and timestamps (a write ACL does not imply a read one).
+func (s *Scope) echo(sch parse.Schema, row parse.Object) parse.Object {
+	if row == nil {
+		return nil
+	}
+	if !s.aclGrants(row, "read") {
+		out := parse.Object{}
+		for _, k := range []string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt} {
+			if v, ok := row[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	s.redact(sch, row)
+	return row
+}
+
+// Update changes one object as the agent: the class-level update
+// permission and its row rules, the row's write ACL, the agent's filters
+// and the tenant scope all constrain which row may change; an object the
+// agent cannot write is not found, exactly like a missing one.
+func (s *Scope) Update(ctx context.Context, class, id string, set parse.Object) (parse.Object, error) {
+	w, sch, raw, err := s.writeTarget(ctx, class, id, parse.OpUpdate)
+	if err != nil {
+		return nil, err
+	}
+	if len(set) == 0 {
+		return nil, invalid("nothing to update: give at least one field")
+	}
+	if err := s.checkWritable(sch, set); err != nil {
+		return nil, err
+	}
+	if err := s.checkTenantWrite(raw, set); err != nil {
+		return nil, err
+	}
+	_, after, err := s.st.Update(ctx, w, set)
+	if err != nil {
+		return nil, writeErr(err)
+	}
+	return s.echo(sch, after), nil
+}
+
+// Delete removes one object as the agent, under the same rules as Update
+// with the class-level delete permission.
+func (s *Scope) Delete(ctx context.Context, class, id string) (parse.Object, error) {
+	w, sch, _, err := s.writeTarget(ctx, class, id, parse.OpDelete)
+	if err != nil {
+		return nil, err
+	}
+	before, err := s.st.Delete(ctx, w)
+	if err != nil {
+		return nil, writeErr(err)
+	}
+	return s.echo(sch, before), nil
+}
+
+// Preview returns the object a write of op on class/id would change, as
+// the agent sees it, after the same class-level checks the write makes; it
+// is nil (and no error) unless the agent may both read the object and,
+// by its ACL, write it. It writes nothing.
+func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (parse.Object, error) {
+	if _, _, _, err := s.writeTarget(ctx, class, id, op); err != nil {
+		return nil, err
+	}
+	rows, err := s.Get(ctx, class, []string{id}, nil)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	if _, visible := rows[0][parse.FieldACL]; !visible && !s.principal().Master {
+		// The ACL is outside the agent's view (an allowlist without it):
+		// read it raw to judge the write.
+		raw, err := s.st.Find(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
+		if err != nil || len(raw) == 0 {
+			return nil, err
+		}
+		if !s.aclGrants(raw[0], "write") {
+			return nil, nil
+		}
+		return rows[0], nil
+	}
+	if !s.aclGrants(rows[0], "write") {
+		return nil, nil
+	}
+	return rows[0], nil
+}
+
+func (s *Scope) writeTarget(ctx context.Context, class, id string, op parse.Op) (store.Write, parse.Schema, parse.Schema, error) {
+	rule, err := s.govern(ctx, class, op, true, nil)
+	if err != nil {
+		return store.Write{}, parse.Schema{}, parse.Schema{}, err
+	}
+	if !parse.ValidObjectID(id) {
+		return store.Write{}, parse.Schema{}, parse.Schema{}, invalid("invalid objectId %q", id)
+	}
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return store.Write{}, parse.Schema{}, parse.Schema{}, err
+	}
+	raw, err := s.st.Schema(ctx, class)
+	if err != nil {
+		return store.Write{}, parse.Schema{}, parse.Schema{}, err
+	}
+	if rule != nil {
+		if err := query.Subqueries(rule, s.governSub(ctx)); err != nil {
+			return store.Write{}, parse.Schema{}, parse.Schema{}, err
+		}
+	}
+	return store.Write{Class: class, ID: id, Where: rule, WriteACL: s.writeACL()}, sch, raw, nil
+}
+
+// ErrNotFound is a write whose object the agent cannot find (missing or
+// not writable by it).
+var ErrNotFound = errors.New("object not found")
+
+func writeErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrObjectNotFound):
+		return fmt.Errorf("%w (or not writable by this agent)", ErrNotFound)
+	case errors.Is(err, store.ErrInvalid), errors.Is(err, store.ErrClassNotEmpty):
+		return &InvalidError{Msg: err.Error()}
+	case errors.Is(err, store.ErrClassExists):
+		return &InvalidError{Msg: err.Error()}
+	}
+	return err
+}
+
+// checkSchemaOp checks that the agent may create (exists=false) or delete
+// (exists=true) class: schema changes need the master key, as in Parse
+// Server, and a class the agent may not see cannot be touched.
+func (s *Scope) checkSchemaOp(ctx context.Context, class string, exists bool) error {
+	if d := s.denial(class); d != "" {
+		return &ClassError{Class: class, Kind: d}
+	}
+	if !s.principal().Master {
+		return &DeniedError{Kind: "master_required", Msg: "schema changes need an agent acting with the master key"}
+	}
+	if class[0] == '_' {
+		return invalid("system class %s cannot be created or deleted by an agent", class)
+	}
+	if !exists {
+		return nil
+	}
+	_, err := s.Schema(ctx, class)
+	return err
+}
+
+// CreateClass creates a class (master-key agents only).
+func (s *Scope) CreateClass(ctx context.Context, sch parse.Schema) error {
+	if err := s.checkSchemaOp(ctx, sch.ClassName, false); err != nil {
+		return err
+	}
+	for name, f := range sch.Fields {
+		if f.Type != parse.TypePointer && f.Type != parse.TypeRelation {
+			continue
+		}
+		if _, err := s.Schema(ctx, f.TargetClass); err != nil && f.TargetClass != sch.ClassName {
+			return invalid("field %q points to class %q, which was not found", name, f.TargetClass)
+		}
+	}
+	return writeErr(s.st.CreateClass(ctx, sch))
+}
+
+// DeleteClass deletes an empty class (master-key agents only).
+func (s *Scope) DeleteClass(ctx context.Context, class string) error {
+	if err := s.checkSchemaOp(ctx, class, true); err != nil {
+		return err
+	}
+	return writeErr(s.st.DeleteClass(ctx, class))
+}

@@ -1,0 +1,159 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// encoder writes SQLite's columns.
+var encoder = store.ColumnEncoder{
+	Value: encodeValue,
+	Perms: jsonOrNil,
+	Date:  func(t time.Time) any { return parse.FormatDate(t) },
+}
+
+// queryRows runs a statement returning rows of fields in tx and decodes them.
+func queryRows(ctx context.Context, tx *sql.Tx, sch parse.Schema, fields []string, sqlText string, args []any) ([]parse.Object, error) {
+	rows, err := tx.QueryContext(ctx, sqlText, args...)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
+		return store.DecodeRow(codec, sch, fields, vals)
+	})
+}
+
+// Update changes one object in one transaction: the write lock is taken at
+// BEGIN, the row read, then updated by one statement repeating w's checks.
+func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (before, after parse.Object, err error) {
+	if err := store.CheckWrite(w); err != nil {
+		return nil, nil, err
+	}
+	sch, err := s.schemas.Shared(ctx, w.Class)
+	if err != nil {
+		return nil, nil, wrapErr(ctx, err)
+	}
+	change, err := store.PrepareUpdate(sch, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, wrapErr(ctx, err)
+	}
+	defer tx.Rollback()
+	sqlText, args, fields := store.SelectWriteSQL(s.d, sch, w, "")
+	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil, store.ObjectNotFound(w)
+	}
+	before = rows[0]
+	sets, err := change.Assignments(encoder, store.NextUpdatedAt(before, time.Now()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	sqlText, args, fields = store.UpdateSQL(s.d, sch, w, sets)
+	rows, err = queryRows(ctx, tx, sch, fields, sqlText, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil, store.ObjectNotFound(w)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, wrapErr(ctx, err)
+	}
+	return before, rows[0], nil
+}
+
+// Delete removes one object and its rows in the class's join tables in one
+// transaction.
+func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
+	if err := store.CheckWrite(w); err != nil {
+		return nil, err
+	}
+	sch, err := s.schemas.Shared(ctx, w.Class)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	defer tx.Rollback()
+	sqlText, args, fields := store.DeleteSQL(s.d, sch, w)
+	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, store.ObjectNotFound(w)
+	}
+	for _, jt := range store.JoinTables(sch) {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.d.Ident(jt)+` WHERE "owningId" = ?`, w.ID); err != nil {
+			return nil, fmt.Errorf("delete %s relations: %w", jt, wrapErr(ctx, err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, wrapErr(ctx, err)
+	}
+	return rows[0], nil
+}
+
+// DeleteClass drops an empty class's table, join tables and _SCHEMA row in
+// one transaction.
+func (s *Store) DeleteClass(ctx context.Context, class string) error {
+	if err := store.CheckDeleteClass(class); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapErr(ctx, err)
+	}
+	defer tx.Rollback()
+	var raw string
+	err = tx.QueryRowContext(ctx, `SELECT "schema" FROM "_SCHEMA" WHERE "className" = ?`, class).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.ClassNotFound(class)
+	}
+	if err != nil {
+		return wrapErr(ctx, err)
+	}
+	sch, err := parse.UnmarshalStoredSchema(class, []byte(raw))
+	if err != nil {
+		return err
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+s.d.Ident(class)).Scan(&n); err != nil {
+		return fmt.Errorf("count %s: %w", class, wrapErr(ctx, err))
+	}
+	if n > 0 {
+		return store.ClassNotEmpty(class, n)
+	}
+	stmts := []string{`DROP TABLE ` + s.d.Ident(class)}
+	for _, jt := range store.JoinTables(sch) {
+		stmts = append(stmts, `DROP TABLE IF EXISTS `+s.d.Ident(jt))
+	}
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("delete class %s: %w", class, wrapErr(ctx, err))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM "_SCHEMA" WHERE "className" = ?`, class); err != nil {
+		return fmt.Errorf("delete class %s: %w", class, wrapErr(ctx, err))
+	}
+	if err := tx.Commit(); err != nil {
+		return wrapErr(ctx, err)
+	}
+	s.schemas.Invalidate()
+	return nil
+}

@@ -1,0 +1,205 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// What Update, Delete and DeleteClass share between the SQL backends: the
+// validation of a change set, the columns it assigns and the errors.
+
+// Change is an update checked against its class's schema and ready for a
+// backend to encode.
+type Change struct {
+	Fields []string           // user fields set or unset, sorted
+	Values []parse.Normalized // Null unsets the field
+	Types  []parse.Field
+	// SetACL is true when the update replaces the ACL with ACL (nil: no
+	// ACL, public).
+	SetACL bool
+	ACL    parse.ACL
+}
+
+// PrepareUpdate validates set, an update in REST form, against sch. A
+// {"__op":"Delete"} value (or null) unsets a field; an "ACL" key replaces
+// the ACL. objectId, createdAt and updatedAt cannot be set, Relation fields
+// are changed with AddRelation, and required fields cannot be unset.
+// Errors wrap ErrInvalid and name the field.
+func PrepareUpdate(sch parse.Schema, set parse.Object) (Change, error) {
+	var c Change
+	names := make([]string, 0, len(set))
+	for k := range set {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		v := set[k]
+		del, err := deleteOp(k, v)
+		if err != nil {
+			return Change{}, err
+		}
+		switch k {
+		case parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt:
+			return Change{}, fmt.Errorf("%w: field %q cannot be set on class %s (the store assigns it)", ErrInvalid, k, sch.ClassName)
+		case parse.FieldACL:
+			c.SetACL = true
+			if del {
+				continue
+			}
+			acl, err := parse.ParseACL(v)
+			if err != nil {
+				return Change{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+			c.ACL = acl
+			continue
+		}
+		f, ok := sch.Fields[k]
+		if !ok {
+			return Change{}, fmt.Errorf("%w: unknown field %q on class %s", ErrInvalid, k, sch.ClassName)
+		}
+		var n parse.Normalized
+		switch {
+		case f.Type == parse.TypeRelation:
+			return Change{}, fmt.Errorf("%w: field %q is a Relation: link objects with AddRelation, not by update", ErrInvalid, k)
+		case del:
+			n = parse.Normalized{Null: true}
+		default:
+			if n, err = parse.Normalize(k, f, v); err != nil {
+				return Change{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+			}
+		}
+		if n.Null && f.Required {
+			return Change{}, fmt.Errorf("%w: required field %q cannot be unset", ErrInvalid, k)
+		}
+		c.Fields = append(c.Fields, k)
+		c.Values = append(c.Values, n)
+		c.Types = append(c.Types, f)
+	}
+	return c, nil
+}
+
+// deleteOp reports whether v unsets field k: null or {"__op":"Delete"}.
+// Any other operation is refused: a value holding "__op" must not be stored
+// as an Object literal by mistake.
+func deleteOp(k string, v any) (bool, error) {
+	if v == nil {
+		return true, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false, nil
+	}
+	op, has := m["__op"]
+	if !has {
+		return false, nil
+	}
+	if op == "Delete" && len(m) == 1 {
+		return true, nil
+	}
+	return false, fmt.Errorf(`%w: field %q: operation %v is not supported by update (only {"__op":"Delete"}, to unset a field)`, ErrInvalid, k, compactOp(op))
+}
+
+func compactOp(op any) string {
+	if s, ok := op.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%T", op)
+}
+
+// ColumnEncoder is how a backend writes its columns.
+type ColumnEncoder struct {
+	// Value encodes a field's normalized, non-null value.
+	Value func(f parse.Field, n parse.Normalized) (any, error)
+	// Perms encodes a `_rperm`/`_wperm` array; nil entries mean NULL.
+	Perms func(entries []string) any
+	// Date encodes createdAt/updatedAt.
+	Date func(t time.Time) any
+}
+
+// Assignment is one column an UPDATE sets.
+type Assignment struct {
+	Column string
+	Value  any // nil: NULL
+}
+
+// Assignments lists the columns c sets, with e's encoding: updatedAt, then
+// `_rperm` and `_wperm` when the ACL changes, then the fields.
+func (c Change) Assignments(e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
+	out := make([]Assignment, 0, len(c.Fields)+3)
+	out = append(out, Assignment{parse.FieldUpdatedAt, e.Date(updatedAt)})
+	if c.SetACL {
+		rp, wp := c.ACL.Perms()
+		out = append(out, Assignment{"_rperm", e.Perms(rp)}, Assignment{"_wperm", e.Perms(wp)})
+	}
+	for i, name := range c.Fields {
+		if c.Values[i].Null {
+			out = append(out, Assignment{name, nil})
+			continue
+		}
+		v, err := e.Value(c.Types[i], c.Values[i])
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", name, err)
+		}
+		out = append(out, Assignment{name, v})
+	}
+	return out, nil
+}
+
+// NextUpdatedAt is the updatedAt an update of before writes: now, at
+// Parse's millisecond precision, or just after before's updatedAt when the
+// clock has not moved past it, so updatedAt always advances.
+func NextUpdatedAt(before parse.Object, now time.Time) time.Time {
+	now = now.UTC().Truncate(time.Millisecond)
+	if s, ok := before[parse.FieldUpdatedAt].(string); ok {
+		if prev, err := parse.ParseDate(s); err == nil && !now.After(prev) {
+			return prev.Add(time.Millisecond)
+		}
+	}
+	return now
+}
+
+// CheckWrite refuses a Write that names no object.
+func CheckWrite(w Write) error {
+	if w.ID == "" {
+		return fmt.Errorf("%w: no objectId to write in class %s", ErrInvalid, w.Class)
+	}
+	return nil
+}
+
+// ObjectNotFound returns the error for an object that is missing or that w
+// does not allow to change.
+func ObjectNotFound(w Write) error {
+	return fmt.Errorf("%w: %s %s (missing, or not writable under the given constraints)", ErrObjectNotFound, w.Class, w.ID)
+}
+
+// CheckDeleteClass refuses to drop a system class.
+func CheckDeleteClass(class string) error {
+	if parse.IsSystemClass(class) {
+		return fmt.Errorf("%w: %s is a system class and cannot be deleted", ErrInvalid, class)
+	}
+	return nil
+}
+
+// ClassNotEmpty returns the error for dropping a class holding n objects.
+func ClassNotEmpty(class string, n int64) error {
+	noun := "objects"
+	if n == 1 {
+		noun = "object"
+	}
+	return fmt.Errorf("%w: %s holds %d %s; delete them first", ErrClassNotEmpty, class, n, noun)
+}
+
+// JoinTables lists the relation join tables of sch, sorted.
+func JoinTables(sch parse.Schema) []string {
+	var out []string
+	for _, name := range sch.FieldNames() {
+		if f := sch.Fields[name]; f.Type == parse.TypeRelation {
+			out = append(out, JoinTable(name, sch.ClassName))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

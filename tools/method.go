@@ -1,0 +1,126 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+)
+
+// call_method runs an operator-declared method of a class: the
+// intent-based write path. The tool itself is open to every tier and
+// needs no gate; the method's own tier, the agent's method filter, the
+// method's gate and the class-level permission are checked by the scope.
+
+func methodTools() []*Tool {
+	return []*Tool{{
+		Name:        "call_method",
+		Category:    CategoryMutation,
+		Description: "Call a method the operator declared on a class (get_schema lists a class's methods with their parameters). Instance methods need object_id. Pass dry_run:true to preview: every check runs and nothing is written; methods that support it show the change they would make.",
+		Permission:  agent.Readonly,
+		Gate:        agent.GateNone,
+		Destructive: true, // some declared methods are
+		Timeout:     30 * time.Second,
+		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
+			"arguments": {Type: "object", Description: "The method's arguments, as its parameters schema describes."},
+			"dry_run":   {Type: "boolean", Description: "Preview only: nothing is written."},
+		}),
+		Handler: callMethod,
+	}}
+}
+
+type callMethodArgs struct {
+	ClassName  string     `json:"class_name" jsonschema:"the class declaring the method"`
+	MethodName string     `json:"method_name" jsonschema:"the method's name"`
+	ObjectID   string     `json:"object_id,omitempty" jsonschema:"the object an instance method acts on"`
+	Arguments  JSONObject `json:"arguments,omitempty"`
+	DryRun     bool       `json:"dry_run,omitempty"`
+}
+
+func callMethod(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[callMethodArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(args.ClassName) == "" {
+		return nil, argRequired("class_name")
+	}
+	if strings.TrimSpace(args.MethodName) == "" {
+		return nil, argRequired("method_name")
+	}
+	margs := map[string]any(args.Arguments)
+	dry := args.DryRun
+	// dry_run inside arguments is the same flag (the form some clients
+	// use); it is never passed on to the method.
+	if v, ok := margs["dry_run"].(bool); ok {
+		dry = dry || v
+		margs = cloneWithout(margs, "dry_run")
+	}
+	res, err := c.Scope.CallMethod(ctx, agent.MethodRequest{
+		Class: args.ClassName, Method: args.MethodName, ObjectID: args.ObjectID,
+		Args: margs, DryRun: dry, Gates: c.gates(),
+	})
+	if err != nil {
+		if args.ObjectID != "" {
+			return nil, writeErr(err, args.ClassName, args.ObjectID)
+		}
+		return nil, err
+	}
+	if dry {
+		return res, nil
+	}
+	out := map[string]any{"class_name": args.ClassName, "method": args.MethodName, "result": res}
+	if args.ObjectID != "" {
+		out["object_id"] = args.ObjectID
+	}
+	return out, nil
+}
+
+func cloneWithout(m map[string]any, key string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != key {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// MethodsFor lists the methods declared on class that the scope's agent
+// may call (its tier reaches them and its method filter admits them), for
+// get_schema: name, description, permission, instance, destructive,
+// supports_dry_run and the parameters schema. It returns nil when there
+// are none or the class is not accessible. The field template of a method
+// (which fields it writes) is not disclosed.
+func MethodsFor(scope *agent.Scope, class string) []map[string]any {
+	if scope == nil || !scope.Accessible(class) {
+		return nil
+	}
+	a := scope.Agent()
+	var out []map[string]any
+	for _, m := range a.Policy.Catalog.MethodsOf(class) {
+		if !a.Can(m.Permission) || !a.Policy.Methods.AllowsMethod(class, m.Name) {
+			continue
+		}
+		params := m.Parameters
+		if params == nil {
+			params = &jsonschema.Schema{Type: "object"}
+		}
+		entry := map[string]any{
+			"name":             m.Name,
+			"permission":       m.Permission.String(),
+			"instance":         m.Instance,
+			"destructive":      m.Destructive,
+			"supports_dry_run": m.SupportsDryRun,
+			"parameters":       params,
+		}
+		if m.Description != "" {
+			entry["description"] = m.Description
+		}
+		out = append(out, entry)
+	}
+	return out
+}
