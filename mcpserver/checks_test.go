@@ -60,6 +60,7 @@ func TestHTTPRequestChecks(t *testing.T) {
 		{"bad protocol version", http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Mcp-Protocol-Version": "1999-01-01"}, 400, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			before := len(seen)
 			req, _ := http.NewRequest(tc.method, ts.URL, strings.NewReader(tc.body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
@@ -86,6 +87,9 @@ func TestHTTPRequestChecks(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
+			if tc.status != 200 && len(seen) != before {
+				t.Fatalf("the agent factory ran for a refused request")
+			}
 			if tc.code != 0 {
 				var m struct{ Error struct{ Code float64 } }
 				if json.Unmarshal(body, &m) != nil || m.Error.Code != tc.code {
@@ -94,11 +98,11 @@ func TestHTTPRequestChecks(t *testing.T) {
 			}
 		})
 	}
-	if len(seen) != 0 {
-		t.Fatalf("the agent factory ran for refused or handshake-only requests: %d", len(seen))
-	}
 
-	// Underscore spellings of auth headers never reach the agent factory.
+	// Underscore spellings of auth headers never reach the agent factory
+	// (which the HTTP handler runs once per request: sessions are bound to
+	// the principal that created them).
+	seen = nil
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(init))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -125,13 +129,15 @@ func TestHTTPRequestChecks(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	if len(seen) != 1 {
-		t.Fatalf("tools/list should build one agent, built %d", len(seen))
+	if len(seen) != 3 {
+		t.Fatalf("initialize, initialized and tools/list should build one agent each, built %d", len(seen))
 	}
-	for k := range seen[0] {
-		switch strings.ToLower(strings.ReplaceAll(k, "_", "-")) {
-		case "x-parse-session-token", "x-mcp-api-key":
-			t.Fatalf("smuggled header %q reached the agent factory", k)
+	for _, h := range seen {
+		for k := range h {
+			switch strings.ToLower(strings.ReplaceAll(k, "_", "-")) {
+			case "x-parse-session-token", "x-mcp-api-key":
+				t.Fatalf("smuggled header %q reached the agent factory", k)
+			}
 		}
 	}
 }

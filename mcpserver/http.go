@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
 )
@@ -36,52 +33,29 @@ type HTTPOptions struct {
 	// (any non-empty value): browsers cannot send it cross-site without a
 	// CORS preflight.
 	RequireHeader string
+	// JSONResponse answers each POST with one application/json response
+	// instead of a text/event-stream (the SDK's plain JSON request/response
+	// mode; no progress notifications on the POST).
+	JSONResponse bool
+	// MaxStreams caps the POSTs being answered as event streams at once
+	// (default 100); MaxListeners caps the open GET listening streams
+	// (default 100). Over a cap: 503 with a JSON-RPC -32000 "server busy".
+	MaxStreams, MaxListeners int
 }
 
 // Handler returns the MCP endpoint as an http.Handler that can be mounted at
-// any path. Requests at protocol 2026-07-28 and later are served statelessly
-// (server/discover, no session); older protocols get sessions through the
-// initialize handshake. Both share this Server.
+// any path: NewHandler over this Server and its AgentFactory. Requests at
+// protocol 2026-07-28 and later are served statelessly (server/discover, no
+// session); older protocols get sessions through the initialize handshake.
+// Unlike NewHandler, an unauthorized request is not refused with 401 at the
+// HTTP layer: it reaches the SDK, whose agent-needing methods answer a
+// JSON-RPC -32001 error (the behaviour `parsemcp serve` has always had).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s, lenientAuth: true})
+	if err != nil { // only a nil Server fails, and s is not nil
+		panic(err)
 	}
-	if opts.SessionTimeout <= 0 {
-		opts.SessionTimeout = DefaultSessionTimeout
-	}
-	get := func(*http.Request) *mcp.Server { return s.mcp }
-	stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		Logger: s.log, SessionTimeout: opts.SessionTimeout, MaxRequestBodyBytes: opts.MaxBodyBytes,
-	})
-	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		Logger: s.log, Stateless: true, MaxRequestBodyBytes: opts.MaxBodyBytes,
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !precheck(w, r, opts) {
-			return
-		}
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, opts.MaxBodyBytes))
-			if err != nil {
-				var mbe *http.MaxBytesError
-				if errors.As(err, &mbe) {
-					rpcError(w, http.StatusRequestEntityTooLarge, -32700, "request body too large")
-					return
-				}
-				rpcError(w, http.StatusBadRequest, -32700, "cannot read request body")
-				return
-			}
-			if !checkBody(w, body) {
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(liftCategoryBody(body)))
-		}
-		if pv := r.Header.Get("Mcp-Protocol-Version"); pv >= statelessVersion {
-			stateless.ServeHTTP(w, r)
-			return
-		}
-		stateful.ServeHTTP(w, r)
-	})
+	return h
 }
 
 // liftCategoryBody applies liftCategory to a tools/list request body.
@@ -137,7 +111,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {
-	a, err := s.agents(r.Context(), RequestInfo{Header: r.Header})
+	a, err := s.agents(r.Context(), RequestInfo{Header: r.Header, Request: r})
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized"})

@@ -37,6 +37,10 @@ const CodeUnauthorized = -32001
 type RequestInfo struct {
 	// Header holds the HTTP request headers; nil over stdio.
 	Header http.Header
+	// Request is the HTTP request (its context, URL, TLS state, remote
+	// address); nil over stdio. The HTTP handler resolves the agent once
+	// per HTTP request, before the SDK sees it.
+	Request *http.Request
 }
 
 // AgentFactory builds the agent of one request. Returning an error wrapping
@@ -218,11 +222,17 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 		if !needsAgent(method) {
 			return next(ctx, method, req)
 		}
-		var info RequestInfo
-		if ex := req.GetExtra(); ex != nil {
-			info.Header = ex.Header
+		var a *agent.Agent
+		var err error
+		if res, ok := resolvedFrom(req.GetExtra()); ok { // resolved by the HTTP handler
+			a, err = res.agent, res.err
+		} else {
+			var info RequestInfo
+			if ex := req.GetExtra(); ex != nil {
+				info.Header = ex.Header
+			}
+			a, err = s.agents(ctx, info)
 		}
-		a, err := s.agents(ctx, info)
 		if err != nil {
 			if errors.Is(err, agent.ErrUnauthorized) {
 				return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}

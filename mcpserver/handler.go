@@ -1,0 +1,467 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+)
+
+// Stream caps.
+const (
+	DefaultMaxStreams   = 100
+	DefaultMaxListeners = 100
+)
+
+// CodeServerBusy is the JSON-RPC error code of a request refused because a
+// stream cap is reached (HTTP 503).
+const CodeServerBusy = -32000
+
+// MaxSessionIDLen bounds an Mcp-Session-Id.
+const MaxSessionIDLen = 128
+
+// HandlerOptions configures NewHandler.
+type HandlerOptions struct {
+	HTTPOptions
+	// Server serves the requests (required). One Server may back any number
+	// of handlers.
+	Server *Server
+	// Agent, when set, builds the agent of each HTTP request and takes
+	// precedence over the Server's AgentFactory. Without it the Server's
+	// AgentFactory is called with RequestInfo{Header, Request}. Either way
+	// the agent is resolved once per HTTP request, before the SDK sees it,
+	// and an error wrapping agent.ErrUnauthorized (or a nil agent) is
+	// answered 401 with a JSON-RPC -32001 body.
+	Agent func(*http.Request) (*agent.Agent, error)
+
+	// lenientAuth keeps the historical behaviour of Server.Handler: an
+	// unauthorized request is not refused at the HTTP layer but reaches the
+	// SDK, whose agent-needing methods answer a JSON-RPC -32001 error.
+	lenientAuth bool
+}
+
+// resolution is the agent resolved for one HTTP request, carried to the
+// SDK-side middleware through the request's auth.TokenInfo.
+type resolution struct {
+	agent *agent.Agent
+	err   error
+}
+
+// resolutionKey is the auth.TokenInfo.Extra key holding a *resolution.
+const resolutionKey = "parsemcp.agent"
+
+// resolvedFrom returns the resolution the HTTP layer attached to a request.
+func resolvedFrom(ex *mcp.RequestExtra) (*resolution, bool) {
+	if ex == nil || ex.TokenInfo == nil {
+		return nil, false
+	}
+	r, ok := ex.TokenInfo.Extra[resolutionKey].(*resolution)
+	return r, ok
+}
+
+// principalKey identifies the principal a session is bound to.
+func principalKey(a *agent.Agent, err error) string {
+	if err != nil || a == nil {
+		return "!unauthenticated"
+	}
+	return a.Key() + "|" + a.Policy.Name
+}
+
+// handler is the hardened Streamable HTTP endpoint.
+type handler struct {
+	opts      HandlerOptions
+	srv       *Server
+	stateful  http.Handler
+	stateless http.Handler
+
+	mu       sync.Mutex
+	sessions map[string]string // Mcp-Session-Id → principal key
+
+	streams, listeners atomic.Int64
+}
+
+// NewHandler returns the MCP endpoint as an http.Handler that can be
+// mounted at any path of another application. Requests pass, in order:
+// the request checks (method, Origin, required header, Host on loopback,
+// Content-Type, body size, JSON nesting, envelope), the agent (401),
+// the session id (400 malformed or missing, 404 unknown or owned by another
+// principal), the stream caps (503), and then the SDK's Streamable HTTP
+// handler. Requests at protocol 2026-07-28 and later are served statelessly.
+func NewHandler(opts HandlerOptions) (http.Handler, error) {
+	if opts.Server == nil {
+		return nil, errors.New("mcpserver: HandlerOptions.Server is required")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.MaxListeners <= 0 {
+		opts.MaxListeners = DefaultMaxListeners
+	}
+	s := opts.Server
+	get := func(*http.Request) *mcp.Server { return s.mcp }
+	h := &handler{opts: opts, srv: s, sessions: map[string]string{}}
+	h.stateful = carryTokenInfo(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Logger: s.log, SessionTimeout: opts.SessionTimeout, MaxRequestBodyBytes: opts.MaxBodyBytes, JSONResponse: opts.JSONResponse,
+	}))
+	h.stateless = carryTokenInfo(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Logger: s.log, Stateless: true, MaxRequestBodyBytes: opts.MaxBodyBytes, JSONResponse: opts.JSONResponse,
+	}))
+	return h, nil
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !precheck(w, r, h.opts.HTTPOptions) {
+		return
+	}
+	if !hostAllowed(r) {
+		rpcError(w, http.StatusForbidden, -32600, "invalid Host header")
+		return
+	}
+	if pv := r.Header.Get("Mcp-Protocol-Version"); pv != "" && pv < statelessVersion && !slices.Contains(mcp.SupportedProtocolVersions(), pv) {
+		rpcError(w, http.StatusBadRequest, -32600, "unsupported MCP-Protocol-Version "+pv+" (supported: "+strings.Join(mcp.SupportedProtocolVersions(), ", ")+")")
+		return
+	}
+	var body []byte
+	if r.Method == http.MethodPost && r.Body != nil {
+		var err error
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				rpcError(w, http.StatusRequestEntityTooLarge, -32700, "request body too large")
+				return
+			}
+			rpcError(w, http.StatusBadRequest, -32700, "cannot read request body")
+			return
+		}
+		if !checkBody(w, body) {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(liftCategoryBody(body)))
+	}
+	stateless := r.Header.Get("Mcp-Protocol-Version") >= statelessVersion
+
+	sid := r.Header.Get("Mcp-Session-Id")
+	if !stateless {
+		switch {
+		case sid != "" && !validSessionID(sid):
+			rpcErrorID(w, http.StatusBadRequest, requestID(body), -32600, "invalid Mcp-Session-Id")
+			return
+		case sid == "" && r.Method != http.MethodPost:
+			rpcError(w, http.StatusBadRequest, -32600, "missing Mcp-Session-Id")
+			return
+		}
+	}
+
+	// The agent, before the SDK sees the request.
+	a, err := h.resolve(r)
+	if err != nil || a == nil {
+		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
+			if !h.opts.lenientAuth {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
+				rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
+				return
+			}
+		} else {
+			h.srv.log.Error("agent factory failed", "err", err)
+			if !h.opts.lenientAuth {
+				rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
+				return
+			}
+		}
+	}
+	principal := principalKey(a, err)
+	ti := &auth.TokenInfo{
+		UserID: principal, // the SDK's own session/user binding backs ours up
+		Extra:  map[string]any{resolutionKey: &resolution{agent: a, err: err}},
+	}
+
+	if !stateless && sid != "" {
+		h.mu.Lock()
+		owner, known := h.sessions[sid]
+		h.mu.Unlock()
+		if !known || owner != principal {
+			// Unknown and foreign sessions get the same answer.
+			rpcErrorID(w, http.StatusNotFound, requestID(body), -32600, "session not found")
+			return
+		}
+	}
+
+	// Stream caps.
+	switch {
+	case r.Method == http.MethodGet:
+		if n := h.listeners.Add(1); n > int64(h.opts.MaxListeners) {
+			h.listeners.Add(-1)
+			rpcErrorID(w, http.StatusServiceUnavailable, nil, CodeServerBusy, "server busy")
+			return
+		}
+		defer h.listeners.Add(-1)
+	case r.Method == http.MethodPost && !h.opts.JSONResponse && hasCall(body):
+		if n := h.streams.Add(1); n > int64(h.opts.MaxStreams) {
+			h.streams.Add(-1)
+			rpcErrorID(w, http.StatusServiceUnavailable, requestID(body), CodeServerBusy, "server busy")
+			return
+		}
+		defer h.streams.Add(-1)
+	}
+
+	rw := &responseWriter{ResponseWriter: w}
+	if !stateless && sid == "" && r.Method == http.MethodPost {
+		// A new session: bind its id to the principal before the client
+		// can learn it.
+		rw.onHeader = func(status int) {
+			if id := w.Header().Get("Mcp-Session-Id"); id != "" && status < 300 {
+				h.bind(id, principal)
+			}
+		}
+	}
+	r = withTokenInfo(r, ti)
+	if stateless {
+		h.stateless.ServeHTTP(rw, r)
+		return
+	}
+	h.stateful.ServeHTTP(rw, r)
+	if r.Method == http.MethodDelete && rw.status == http.StatusNoContent {
+		h.forget(sid)
+	}
+}
+
+// resolve builds the request's agent.
+func (h *handler) resolve(r *http.Request) (*agent.Agent, error) {
+	if h.opts.Agent != nil {
+		return h.opts.Agent(r)
+	}
+	return h.srv.agents(r.Context(), RequestInfo{Header: r.Header, Request: r})
+}
+
+// bind records a new session's owner, and starts watching for the SDK to
+// close the session (idle timeout, DELETE, shutdown) to forget it.
+func (h *handler) bind(id, principal string) {
+	h.mu.Lock()
+	h.sessions[id] = principal
+	h.mu.Unlock()
+	for ss := range h.srv.mcp.Sessions() {
+		if ss.ID() == id {
+			go func() {
+				_ = ss.Wait()
+				h.forget(id)
+			}()
+			return
+		}
+	}
+	// The SDK no longer holds it (it closed already): do not keep it.
+	h.forget(id)
+}
+
+func (h *handler) forget(id string) {
+	h.mu.Lock()
+	delete(h.sessions, id)
+	h.mu.Unlock()
+}
+
+// boundSessions returns how many session bindings the handler holds.
+func (h *handler) boundSessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions)
+}
+
+// The SDK hands a request's auth.TokenInfo to the method handlers
+// (RequestExtra.TokenInfo), and binds a session to TokenInfo.UserID, but
+// sets it only through auth.RequireBearerToken. withTokenInfo and
+// carryTokenInfo route the resolved agent through that middleware: the
+// request is cloned with a placeholder bearer token, the verifier returns
+// the TokenInfo from the context, and the client's own Authorization
+// header is put back before the SDK reads the request.
+type tokenCarry struct {
+	info *auth.TokenInfo
+	// authz is the client's Authorization header (nil when absent).
+	authz []string
+}
+
+type tokenCarryKey struct{}
+
+const placeholderBearer = "Bearer parsemcp-resolved"
+
+func withTokenInfo(r *http.Request, ti *auth.TokenInfo) *http.Request {
+	c := &tokenCarry{info: ti, authz: r.Header.Values("Authorization")}
+	r = r.Clone(context.WithValue(r.Context(), tokenCarryKey{}, c))
+	r.Header.Set("Authorization", placeholderBearer)
+	return r
+}
+
+func carryTokenInfo(next http.Handler) http.Handler {
+	restore := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(tokenCarryKey{}).(*tokenCarry); ok {
+			if c.authz == nil {
+				r.Header.Del("Authorization")
+			} else {
+				r.Header["Authorization"] = c.authz
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		if c, ok := ctx.Value(tokenCarryKey{}).(*tokenCarry); ok {
+			return c.info, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}
+	return auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(restore)
+}
+
+// validSessionID reports whether id is 1–128 characters of [A-Za-z0-9._-].
+func validSessionID(id string) bool {
+	if len(id) == 0 || len(id) > MaxSessionIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// hostAllowed is the DNS-rebinding check: a request that arrived on a
+// loopback address must name a loopback host.
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil || !isLoopback(la.String()) {
+		return true
+	}
+	return isLoopback(r.Host)
+}
+
+func isLoopback(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// hasCall reports whether a body holds at least one request (a method with
+// an id): such a POST is answered with a stream, unlike notifications and
+// responses (202).
+func hasCall(body []byte) bool {
+	one := func(raw json.RawMessage) bool {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		return json.Unmarshal(raw, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(body, &batch) != nil {
+			return false
+		}
+		for _, m := range batch {
+			if one(m) {
+				return true
+			}
+		}
+		return false
+	}
+	return one(body)
+}
+
+// requestID returns the id of a single JSON-RPC request body, or nil.
+func requestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if len(body) == 0 || json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	switch m.ID[0] {
+	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return m.ID
+	}
+	return nil
+}
+
+// rpcErrorID answers a JSON-RPC error carrying the request's id (null when
+// there is none), members in the usual order.
+func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	type rpcErr struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	writeJSON(w, status, struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcErr          `json:"error"`
+	}{"2.0", id, rpcErr{code, msg}})
+}
+
+// responseWriter marks SSE responses X-Accel-Buffering: no (so nginx does
+// not buffer them), records the status, and lets the handler see the
+// headers the SDK set before they are sent.
+type responseWriter struct {
+	http.ResponseWriter
+	status   int
+	onHeader func(status int)
+}
+
+func (w *responseWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+			w.Header().Set("X-Accel-Buffering", "no")
+		}
+		if w.onHeader != nil {
+			w.onHeader(status)
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *responseWriter) Flush() {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
