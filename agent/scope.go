@@ -313,7 +313,13 @@ func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool
 
 // prepare applies the agent's constraints to q for operation op.
 func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*query.Query, parse.Schema, error) {
-	rule, err := s.govern(ctx, q.Class, op, op == parse.OpGet, q.Where)
+	// A get's where is the id list Get built, not the caller's: it names
+	// no tenant, and a foreign id must read as a missing one.
+	callerWhere := q.Where
+	if op == parse.OpGet {
+		callerWhere = nil
+	}
+	rule, err := s.govern(ctx, q.Class, op, op == parse.OpGet, callerWhere)
 	if err != nil {
 		return nil, parse.Schema{}, err
 	}

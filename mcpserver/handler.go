@@ -46,11 +46,6 @@ type HandlerOptions struct {
 	// and an error wrapping agent.ErrUnauthorized (or a nil agent) is
 	// answered 401 with a JSON-RPC -32001 body.
 	Agent func(*http.Request) (*agent.Agent, error)
-
-	// lenientAuth keeps the historical behaviour of Server.Handler: an
-	// unauthorized request is not refused at the HTTP layer but reaches the
-	// SDK, whose agent-needing methods answer a JSON-RPC -32001 error.
-	lenientAuth bool
 }
 
 // resolution is the agent resolved for one HTTP request, carried to the
@@ -176,18 +171,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.resolve(r)
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
-			if !h.opts.lenientAuth {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
-				rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
-				return
-			}
-		} else {
-			h.srv.log.Error("agent factory failed", "err", err)
-			if !h.opts.lenientAuth {
-				rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
-				return
-			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
+			rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
+			return
 		}
+		h.srv.log.Error("agent factory failed", "err", err)
+		rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
+		return
 	}
 	principal := principalKey(a, err)
 	ti := &auth.TokenInfo{

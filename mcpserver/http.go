@@ -51,7 +51,7 @@ type HTTPOptions struct {
 // HTTP layer: it reaches the SDK, whose agent-needing methods answer a
 // JSON-RPC -32001 error (the behaviour `parsemcp serve` has always had).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
-	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s, lenientAuth: true})
+	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s})
 	if err != nil { // only a nil Server fails, and s is not nil
 		panic(err)
 	}

@@ -109,12 +109,12 @@ func TestHTTPUnauthorized(t *testing.T) {
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil {
+		cs.Close()
+		t.Fatal("initialize without a token must be refused")
 	}
-	defer cs.Close()
-	if _, err := cs.ListTools(context.Background(), nil); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Unauthorized")) {
-		t.Fatalf("tools/list without a token: %v", err)
+	if !bytes.Contains([]byte(err.Error()), []byte("Unauthorized")) {
+		t.Fatalf("initialize without a token: %v", err)
 	}
 }
 

@@ -163,6 +163,10 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		// An index on a field the agent cannot see would name the field.
+		if !indexVisible(sch, sch.Indexes[n]) {
+			continue
+		}
 		indexes = append(indexes, map[string]any{"name": n, "keys": sch.Indexes[n]})
 	}
 	kind := "custom"
@@ -177,29 +181,92 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 		"class_level_permissions": sch.CLP,
 	}
 	if meta != nil {
+		// The operator's field lists name only fields of the agent's view:
+		// a protected field, or a pointer into a class the agent cannot
+		// see, must read as a field that does not exist.
 		if meta.Description != "" {
 			out["description"] = meta.Description
 		}
 		if meta.AgentFields != nil {
-			out["agent_fields"] = meta.AgentFields
+			out["agent_fields"] = visibleFields(sch, meta.AgentFields)
 		}
-		if len(meta.JoinFields) > 0 {
-			out["join_fields"] = meta.JoinFields
+		if join := visibleFields(sch, meta.JoinFields); len(join) > 0 {
+			out["join_fields"] = join
 		}
-		if len(meta.LargeFields) > 0 {
-			out["large_fields"] = meta.LargeFields
+		if large := visibleFields(sch, meta.LargeFields); len(large) > 0 {
+			out["large_fields"] = large
 			out["large_fields_hint"] = "Large fields are left out of query_class results unless named in keys."
 		}
 		if len(meta.CanonicalFilter) > 0 {
-			out["canonical_filter"] = meta.CanonicalFilter
+			if slices.ContainsFunc(whereFieldNames(meta.CanonicalFilter, nil), func(f string) bool { _, ok := sch.Fields[f]; return !ok }) {
+				out["canonical_filter"] = "set by the operator on fields this agent cannot see"
+			} else {
+				out["canonical_filter"] = meta.CanonicalFilter
+			}
 			out["canonical_filter_hint"] = "Applied to every read but get_object; pass apply_canonical_filter:false to query_class, count_objects or aggregate to include the other rows."
 		}
 		if meta.Tenant != nil {
-			out["tenant_field"] = meta.Tenant.Field
+			if _, ok := sch.Fields[meta.Tenant.Field]; ok {
+				out["tenant_field"] = meta.Tenant.Field
+			}
 		}
 	}
 	if methods := MethodsFor(scope, sch.ClassName); len(methods) > 0 {
 		out["methods"] = methods
 	}
 	return out
+}
+
+// visibleFields keeps the names of names that are fields of the agent's
+// view sch (nil stays nil; an allowlist with nothing visible is empty).
+func visibleFields(sch parse.Schema, names []string) []string {
+	if names == nil {
+		return nil
+	}
+	out := []string{}
+	for _, n := range names {
+		if _, ok := sch.Fields[n]; ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// indexVisible reports whether every key of an index is a field of the
+// agent's view sch (Parse's storage names of objectId, the timestamps and
+// pointers included).
+func indexVisible(sch parse.Schema, keys map[string]int) bool {
+	for k := range keys {
+		switch k {
+		case "_id", "_created_at", "_updated_at":
+			continue
+		}
+		if _, ok := sch.Fields[strings.TrimPrefix(k, "_p_")]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// whereFieldNames appends the field names a where-constraint tests (at
+// any depth of $or, $and and $nor) to acc.
+func whereFieldNames(where map[string]any, acc []string) []string {
+	for k, v := range where {
+		switch k {
+		case "$or", "$and", "$nor":
+			list, _ := v.([]any)
+			for _, e := range list {
+				if sub, ok := e.(map[string]any); ok {
+					acc = whereFieldNames(sub, acc)
+				}
+			}
+			continue
+		}
+		if strings.HasPrefix(k, "$") {
+			continue
+		}
+		head, _, _ := strings.Cut(k, ".")
+		acc = append(acc, head)
+	}
+	return acc
 }

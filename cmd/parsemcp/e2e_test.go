@@ -466,9 +466,14 @@ func TestSessionTokenHeader(t *testing.T) {
 	if isErr || out["count"] != 2.0 {
 		t.Fatalf("bob's session sees his projects only: %v", out)
 	}
-	_, err := connectWith("r:forged").CallTool(context.Background(), &mcp.CallToolParams{Name: "count_objects", Arguments: map[string]any{"class_name": "Project"}})
-	if err == nil || !strings.Contains(err.Error(), "Unauthorized") {
-		t.Fatalf("a forged token must be refused: %v", err)
+	tr := &mcp.StreamableClientTransport{Endpoint: s.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", "r:forged"}}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "session", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+	if err == nil {
+		cs.Close()
+		t.Fatal("a forged token must be refused")
+	}
+	if !strings.Contains(err.Error(), "Unauthorized") {
+		t.Fatalf("a forged token must be refused with 401: %v", err)
 	}
 }
 
