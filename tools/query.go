@@ -312,6 +312,19 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 	return map[string]any{"class_name": sch.ClassName, "count": n}, nil
 }
 
+// classObject checks the class_name and object_id arguments of a tool
+// that acts on one object and returns the class's schema.
+func classObject(ctx context.Context, s *agent.Scope, class, id string) (parse.Schema, error) {
+	sch, err := classSchema(ctx, s, class)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	if err := validID("object_id", id); err != nil {
+		return parse.Schema{}, err
+	}
+	return sch, nil
+}
+
 func validID(arg, id string) error {
 	if !parse.ValidObjectID(id) {
 		return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q: %q is not an objectId (letters and digits)", arg, id), Details: map[string]any{"argument": arg}}
@@ -324,11 +337,8 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	sch, err := classObject(ctx, c.Scope, args.ClassName, args.ObjectID)
 	if err != nil {
-		return nil, err
-	}
-	if err := validID("object_id", args.ObjectID); err != nil {
 		return nil, err
 	}
 	_, _, include, err := projection(sch, nil, args.Include)

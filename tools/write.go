@@ -352,11 +352,8 @@ func updateObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	sch, err := classObject(ctx, c.Scope, args.ClassName, args.ObjectID)
 	if err != nil {
-		return nil, err
-	}
-	if err := validID("object_id", args.ObjectID); err != nil {
 		return nil, err
 	}
 	if args.Object == nil {
@@ -397,11 +394,8 @@ func deleteObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	sch, err := classObject(ctx, c.Scope, args.ClassName, args.ObjectID)
 	if err != nil {
-		return nil, err
-	}
-	if err := validID("object_id", args.ObjectID); err != nil {
 		return nil, err
 	}
 	cur, err := c.Scope.Preview(ctx, sch.ClassName, args.ObjectID, parse.OpDelete)
