@@ -26,13 +26,24 @@ func invalid(format string, args ...any) error {
 // writeACL is the list of ACL entries the agent writes with (nil: master).
 func (s *Scope) writeACL() []string { return s.readACL() }
 
-// checkWritable refuses values for fields the agent may not write: system
-// fields, fields outside its visible schema (protected, outside the
-// allowlist, unknown) and Relations. ACL may be set.
-func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object) error {
-	names := slices.Sorted(maps.Keys(obj))
-	for _, k := range names {
+// checkWritable refuses what the agent may not write or the schema would
+// refuse: system fields, fields outside its visible schema (protected,
+// outside the allowlist, unknown), Relations, bad ACLs and values of the
+// wrong type, and (on update) unsetting a required field. A nil value or
+// {"__op":"Delete"} unsets a field on update.
+func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object, update bool) error {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[k]
+		unset := v == nil
+		if m, ok := v.(map[string]any); ok && update && len(m) == 1 && m["__op"] == "Delete" {
+			unset = true
+		}
 		if k == parse.FieldACL {
+			if !unset {
+				if _, err := parse.ParseACL(v); err != nil {
+					return invalid("%v", err)
+				}
+			}
 			continue
 		}
 		if parse.IsSystemField(k) {
@@ -44,6 +55,15 @@ func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object) error {
 		}
 		if f.Type == parse.TypeRelation {
 			return invalid("field %q is a Relation; relations cannot be written by these tools", k)
+		}
+		if unset {
+			if update && f.Required {
+				return invalid("required field %q cannot be unset", k)
+			}
+			continue
+		}
+		if _, err := parse.Normalize(k, f, v); err != nil {
+			return invalid("%v", err)
 		}
 	}
 	return nil
@@ -89,26 +109,71 @@ func (s *Scope) checkTenantWrite(raw parse.Schema, obj parse.Object) error {
 // tenant field is filled in) apply. It returns the object as the agent
 // sees it.
 func (s *Scope) Create(ctx context.Context, class string, obj parse.Object) (parse.Object, error) {
-	if _, err := s.govern(ctx, class, parse.OpCreate, true, nil); err != nil {
-		return nil, err
-	}
-	sch, err := s.Schema(ctx, class)
+	obj, sch, err := s.prepareCreate(ctx, class, obj)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.st.Create(ctx, class, []parse.Object{obj}); err != nil {
+		return nil, writeErr(err)
+	}
+	return s.echo(sch, obj), nil
+}
+
+// PreviewCreate makes every check Create makes and returns the object
+// Create would write (the tenant field filled in), without writing.
+func (s *Scope) PreviewCreate(ctx context.Context, class string, obj parse.Object) (parse.Object, error) {
+	obj, _, err := s.prepareCreate(ctx, class, obj)
+	return obj, err
+}
+
+// ValidateUpdate makes the checks Update makes of set alone (fields,
+// values, tenant), without looking at any object.
+func (s *Scope) ValidateUpdate(ctx context.Context, class string, set parse.Object) error {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return err
 	}
 	raw, err := s.st.Schema(ctx, class)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	return s.checkSet(sch, raw, set)
+}
+
+// checkSet checks the fields and values of an update.
+func (s *Scope) checkSet(sch, raw parse.Schema, set parse.Object) error {
+	if len(set) == 0 {
+		return invalid("nothing to update: give at least one field")
+	}
+	if err := s.checkWritable(sch, set, true); err != nil {
+		return err
+	}
+	return s.checkTenantWrite(raw, set)
+}
+
+// prepareCreate checks a create and returns the object to write (a copy)
+// with the agent's view of the class.
+func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Object) (parse.Object, parse.Schema, error) {
+	if _, err := s.govern(ctx, class, parse.OpCreate, true, nil); err != nil {
+		return nil, parse.Schema{}, err
+	}
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return nil, parse.Schema{}, err
+	}
+	raw, err := s.st.Schema(ctx, class)
+	if err != nil {
+		return nil, parse.Schema{}, err
 	}
 	if obj == nil {
-		return nil, invalid("object is required")
+		return nil, parse.Schema{}, invalid("object is required")
 	}
 	obj = maps.Clone(obj)
-	if err := s.checkWritable(sch, obj); err != nil {
-		return nil, err
+	if err := s.checkWritable(sch, obj, false); err != nil {
+		return nil, parse.Schema{}, err
 	}
 	if err := s.checkTenantWrite(raw, obj); err != nil {
-		return nil, err
+		return nil, parse.Schema{}, err
 	}
 	if v, field, ok := s.tenantValue(raw); ok && s.agent.Policy.TenantID != "" {
 		obj[field] = v
@@ -120,18 +185,15 @@ func (s *Scope) Create(ctx context.Context, class string, obj parse.Object) (par
 		}
 		if _, seen := sch.Fields[name]; !seen {
 			// Naming a field the agent cannot see would reveal it.
-			return nil, &DeniedError{Kind: "hidden_required_field", Msg: fmt.Sprintf("objects of %s cannot be created by this agent", class)}
+			return nil, parse.Schema{}, &DeniedError{Kind: "hidden_required_field", Msg: fmt.Sprintf("objects of %s cannot be created by this agent", class)}
 		}
 		missing = append(missing, name)
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, invalid("required field(s) missing: %v", missing)
+		return nil, parse.Schema{}, invalid("required field(s) missing: %v", missing)
 	}
-	if err := s.st.Create(ctx, class, []parse.Object{obj}); err != nil {
-		return nil, writeErr(err)
-	}
-	return s.echo(sch, obj), nil
+	return obj, sch, nil
 }
 
 // aclGrants reports whether row's ACL grants the agent access ("read" or
@@ -182,13 +244,7 @@ func (s *Scope) Update(ctx context.Context, class, id string, set parse.Object) 
 	if err != nil {
 		return nil, err
 	}
-	if len(set) == 0 {
-		return nil, invalid("nothing to update: give at least one field")
-	}
-	if err := s.checkWritable(sch, set); err != nil {
-		return nil, err
-	}
-	if err := s.checkTenantWrite(raw, set); err != nil {
+	if err := s.checkSet(sch, raw, set); err != nil {
 		return nil, err
 	}
 	_, after, err := s.st.Update(ctx, w, set)

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -240,10 +239,7 @@ func createObject(ctx context.Context, c *Call) (any, error) {
 		return nil, argRequired("object")
 	}
 	if args.DryRun {
-		if err := classCheck(ctx, c.Scope, "create_object", sch.ClassName, parse.OpCreate); err != nil {
-			return nil, err
-		}
-		obj, err := previewCreate(c.Scope, sch, args.Object)
+		obj, err := c.Scope.PreviewCreate(ctx, sch.ClassName, parse.Object(args.Object))
 		if err != nil {
 			return nil, err
 		}
@@ -255,96 +251,6 @@ func createObject(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"class_name": sch.ClassName, "object_id": obj[parse.FieldObjectID], "created": obj}, nil
-}
-
-// previewCreate validates obj the way a create would and returns the
-// object that would be written (the tenant field filled in).
-func previewCreate(s *agent.Scope, sch parse.Schema, in map[string]any) (parse.Object, error) {
-	obj := maps.Clone(in)
-	if err := checkValues(sch, obj, false); err != nil {
-		return nil, err
-	}
-	if err := fillTenant(s, sch, obj); err != nil {
-		return nil, err
-	}
-	var missing []string
-	for name, f := range sch.Fields {
-		if f.Required && obj[name] == nil && !parse.IsSystemField(name) {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return nil, &agent.InvalidError{Msg: fmt.Sprintf("required field(s) missing: %v", missing)}
-	}
-	return obj, nil
-}
-
-// fillTenant sets the tenant field of a class scoped by tenant to the
-// agent's tenant, refusing another tenant's value, as a create does.
-func fillTenant(s *agent.Scope, sch parse.Schema, obj parse.Object) error {
-	a := s.Agent()
-	meta := a.Policy.Catalog.Class(sch.ClassName)
-	if meta == nil || meta.Tenant == nil || a.Policy.TenantID == "" {
-		return nil
-	}
-	field := meta.Tenant.Field
-	if v, set := obj[field]; set {
-		id := v
-		if _, pid, ok := parse.PointerID(v); ok {
-			id = pid
-		}
-		if id != a.Policy.TenantID {
-			return &agent.DeniedError{Kind: "tenant_spoof", Msg: fmt.Sprintf("%s.%s must be this agent's tenant", sch.ClassName, field)}
-		}
-	}
-	if f := sch.Fields[field]; f.Type == parse.TypePointer {
-		obj[field] = parse.Pointer(f.TargetClass, a.Policy.TenantID)
-	} else {
-		obj[field] = a.Policy.TenantID
-	}
-	return nil
-}
-
-// checkValues checks the fields and values of a create or an update
-// against the agent's view of the schema, with the messages the write
-// itself gives.
-func checkValues(sch parse.Schema, obj map[string]any, update bool) error {
-	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		v := obj[k]
-		unset := v == nil
-		if m, ok := v.(map[string]any); ok && update && len(m) == 1 && m["__op"] == "Delete" {
-			unset = true
-		}
-		if k == parse.FieldACL {
-			if !unset {
-				if _, err := parse.ParseACL(v); err != nil {
-					return &agent.InvalidError{Msg: err.Error()}
-				}
-			}
-			continue
-		}
-		if parse.IsSystemField(k) {
-			return &agent.InvalidError{Msg: fmt.Sprintf("field %q is set by the server and cannot be written", k)}
-		}
-		f, ok := sch.Fields[k]
-		if !ok {
-			return &agent.InvalidError{Msg: fmt.Sprintf("unknown field %q on class %s", k, sch.ClassName)}
-		}
-		if f.Type == parse.TypeRelation {
-			return &agent.InvalidError{Msg: fmt.Sprintf("field %q is a Relation; relations cannot be written by these tools", k)}
-		}
-		if unset {
-			if update && f.Required {
-				return &agent.InvalidError{Msg: fmt.Sprintf("required field %q cannot be unset", k)}
-			}
-			continue
-		}
-		if _, err := parse.Normalize(k, f, v); err != nil {
-			return &agent.InvalidError{Msg: err.Error()}
-		}
-	}
-	return nil
 }
 
 func updateObject(ctx context.Context, c *Call) (any, error) {
@@ -369,10 +275,7 @@ func updateObject(ctx context.Context, c *Call) (any, error) {
 		return nil, objectNotFound(sch.ClassName, args.ObjectID)
 	}
 	if args.DryRun {
-		if len(args.Object) == 0 {
-			return nil, &agent.InvalidError{Msg: "nothing to update: give at least one field"}
-		}
-		if err := checkValues(sch, args.Object, true); err != nil {
+		if err := c.Scope.ValidateUpdate(ctx, sch.ClassName, parse.Object(args.Object)); err != nil {
 			return nil, err
 		}
 		before := map[string]any{}
