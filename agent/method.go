@@ -2,8 +2,10 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
@@ -15,6 +17,12 @@ type MethodRequest struct {
 	Args          map[string]any
 	DryRun        bool
 	Gates         Gates
+	// Confirm, when set, is asked before a destructive method runs, once
+	// every check passed and (for an instance method) the object is known
+	// to exist and be writable; its summary describes the effect. An error
+	// refuses the call with nothing written; the context it returns is
+	// the one the method runs with.
+	Confirm func(ctx context.Context, summary string) (context.Context, error)
 }
 
 // ResolveMethod returns the declared method a request names, after every
@@ -81,6 +89,11 @@ func (s *Scope) CallMethod(ctx context.Context, r MethodRequest) (any, error) {
 	if r.DryRun {
 		return s.previewMethod(ctx, m, r, args, set)
 	}
+	if m.Destructive && r.Confirm != nil {
+		if ctx, err = s.confirmMethod(ctx, m, r); err != nil {
+			return nil, err
+		}
+	}
 	switch m.Kind {
 	case MethodUpdate:
 		obj, err := s.Update(ctx, r.Class, r.ObjectID, set)
@@ -142,4 +155,30 @@ func (s *Scope) previewMethod(ctx context.Context, m *Method, r MethodRequest, a
 		out["result"] = res
 	}
 	return out, nil
+}
+
+// confirmMethod asks r.Confirm to approve a destructive method, after
+// checking that its object (for an instance method) exists and is
+// writable: nobody is asked about a call that would fail anyway.
+func (s *Scope) confirmMethod(ctx context.Context, m *Method, r MethodRequest) (context.Context, error) {
+	target := "the class " + m.Class
+	if m.Instance {
+		cur, err := s.Preview(ctx, m.Class, r.ObjectID, MethodOp(m))
+		if err != nil {
+			return ctx, err
+		}
+		if cur == nil {
+			return ctx, ErrNotFound
+		}
+		target = m.Class + " " + r.ObjectID
+	}
+	summary := fmt.Sprintf("Run the destructive method %s on %s", m.QualifiedName(), target)
+	if m.Description != "" {
+		summary += " (" + strings.TrimSuffix(m.Description, ".") + ")"
+	}
+	if len(r.Args) > 0 {
+		b, _ := json.Marshal(r.Args)
+		summary += " with arguments " + string(b)
+	}
+	return r.Confirm(ctx, summary+".")
 }

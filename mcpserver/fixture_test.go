@@ -50,7 +50,7 @@ func connect(t *testing.T, srv *mcpserver.Server, version string) *mcp.ClientSes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: approveAll})
 	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect at %q: %v", version, err)
@@ -108,4 +108,10 @@ func ids(v any) []string {
 		out = append(out, r.(map[string]any)["objectId"].(string))
 	}
 	return out
+}
+
+// approveAll is the elicitation handler of a client whose person approves
+// every destructive change asked of them.
+func approveAll(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 }

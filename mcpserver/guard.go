@@ -85,9 +85,16 @@ func timeoutGuard(overrides map[string]time.Duration) Guard {
 			if d, ok := overrides[inv.Tool.Name]; ok && d > 0 {
 				limit = d
 			}
+			var cancels []context.CancelFunc
+			r := &rearmer{parent: ctx, limit: limit, cancels: &cancels}
 			ctx, cancel := context.WithTimeout(ctx, limit)
-			defer cancel()
-			return next(ctx, inv)
+			defer func() {
+				cancel()
+				for _, c := range cancels {
+					c()
+				}
+			}()
+			return next(context.WithValue(ctx, rearmKey{}, r), inv)
 		}
 	}
 }
@@ -101,13 +108,25 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if !ok || a == nil {
 			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if req.Session != nil {
+			defer s.track(req.Session.ID(), cancel)()
+		}
+		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config})
+			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve})
 		})
 		for i := len(s.guards) - 1; i >= 0; i-- {
 			run = s.guards[i](run)
 		}
+		ctx, stop := s.startProgress(ctx, req)
 		data, err := run(ctx, &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments})
+		stop()
+		var ir *inputRequired
+		if errors.As(err, &ir) {
+			return &mcp.CallToolResult{InputRequests: ir.requests, RequestState: ir.state}, nil
+		}
 		if err != nil {
 			te := tools.AsError(err)
 			if te.Code == tools.CodeInternal {

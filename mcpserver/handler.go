@@ -229,6 +229,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(rw, r)
 		return
 	}
+	if r.Method == http.MethodDelete {
+		// The SDK closes a session only once its running calls return:
+		// stop them first (statements, approvals waiting for a person).
+		h.srv.cancelSession(sid)
+	}
 	h.stateful.ServeHTTP(rw, r)
 	if r.Method == http.MethodDelete && rw.status == http.StatusNoContent {
 		h.forget(sid)

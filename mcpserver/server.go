@@ -67,6 +67,22 @@ type Options struct {
 	Audit audit.Sink
 	// CostPerMillionTokens prices est_input_tokens in audit events (USD).
 	CostPerMillionTokens float64
+	// HeartbeatInterval is how often a tool call carrying a progress token
+	// is reported alive until the tool reports its own progress (default
+	// 2 s).
+	HeartbeatInterval time.Duration
+	// ApprovalTimeout bounds the wait for a person to approve a
+	// destructive change (default 300 s).
+	ApprovalTimeout time.Duration
+	// DisableApproval runs destructive changes (delete_object,
+	// delete_class, destructive methods) without asking a person. Meant
+	// for unattended pipelines whose operator approved them in advance.
+	DisableApproval bool
+	// ApprovalSecret signs the state of approvals asked of 2026-07-28
+	// clients, which answer in a new request that may reach another
+	// instance: instances behind one load balancer share it (at least 16
+	// bytes; default: random per process).
+	ApprovalSecret []byte
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -81,6 +97,15 @@ type Server struct {
 	guards  []Guard
 	config  *tools.Config
 	metrics *Metrics
+
+	approvals *approvals
+	heartbeat time.Duration
+
+	// inflight holds the cancel functions of the tool calls running in
+	// each session, so that ending a session (DELETE) stops its work
+	// instead of waiting for it.
+	inflightMu sync.Mutex
+	inflight   map[string]map[*context.CancelFunc]struct{}
 
 	mu          sync.Mutex
 	registered  map[string]bool // tool names added to the SDK server
@@ -112,6 +137,15 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
+		inflight: map[string]map[*context.CancelFunc]struct{}{},
+	}
+	var err error
+	if s.approvals, err = newApprovals(opts); err != nil {
+		return nil, err
+	}
+	s.heartbeat = opts.HeartbeatInterval
+	if s.heartbeat <= 0 {
+		s.heartbeat = DefaultHeartbeatInterval
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
@@ -137,6 +171,7 @@ func New(opts Options) (*Server, error) {
 		CompletionHandler: s.complete,
 	})
 	s.mcp.AddReceivingMiddleware(s.resolveAgent, s.filterLists)
+	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
 	for _, t := range resources.Templates() {
@@ -377,4 +412,45 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		names = []string{}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: names, Total: total, HasMore: total > len(names)}}, nil
+}
+
+// track registers the cancel function of a call running in session id;
+// the returned function unregisters it.
+func (s *Server) track(id string, cancel context.CancelFunc) func() {
+	if id == "" {
+		return func() {}
+	}
+	key := &cancel
+	s.inflightMu.Lock()
+	calls := s.inflight[id]
+	if calls == nil {
+		calls = map[*context.CancelFunc]struct{}{}
+		s.inflight[id] = calls
+	}
+	calls[key] = struct{}{}
+	s.inflightMu.Unlock()
+	return func() {
+		s.inflightMu.Lock()
+		delete(calls, key)
+		if len(calls) == 0 && len(s.inflight[id]) == 0 {
+			delete(s.inflight, id)
+		}
+		s.inflightMu.Unlock()
+	}
+}
+
+// cancelSession cancels every call running in session id (its database
+// statements, and approvals waiting for a person).
+func (s *Server) cancelSession(id string) int {
+	s.inflightMu.Lock()
+	cancels := make([]context.CancelFunc, 0, len(s.inflight[id]))
+	for c := range s.inflight[id] {
+		cancels = append(cancels, *c)
+	}
+	delete(s.inflight, id)
+	s.inflightMu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	return len(cancels)
 }

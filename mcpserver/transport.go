@@ -92,13 +92,31 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // path as any client: agent factory, guard chain, result shaping) and
 // returns the structured result and whether it is a tool error.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (any, bool, error) {
+	return s.CallToolWithApproval(ctx, name, args, nil)
+}
+
+// CallToolWithApproval is CallTool for a caller that can approve
+// destructive changes: approve is shown what would happen and answers
+// yes (true) or no. A nil approve cannot approve anything: destructive
+// changes are refused unless the server runs with DisableApproval.
+func (s *Server) CallToolWithApproval(ctx context.Context, name string, args json.RawMessage, approve func(ctx context.Context, message string) (bool, error)) (any, bool, error) {
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := s.Connect(ctx, st)
 	if err != nil {
 		return nil, false, err
 	}
 	defer ss.Close()
-	client := mcp.NewClient(&mcp.Implementation{Name: "parsemcp-call", Version: Version}, nil)
+	var copts *mcp.ClientOptions
+	if approve != nil {
+		copts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			yes, err := approve(ctx, req.Params.Message)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": yes}}, nil
+		}}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "parsemcp-call", Version: Version}, copts)
 	cs, err := client.Connect(ctx, ct, nil)
 	if err != nil {
 		return nil, false, err

@@ -24,6 +24,7 @@ const (
 	CodeCancelled        = "cancelled"
 	CodeTooLarge         = "too_large"
 	CodeRateLimited      = "rate_limited"
+	CodeApprovalDenied   = "approval_denied"
 	CodeInternal         = "internal_error"
 )
 

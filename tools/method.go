@@ -62,6 +62,9 @@ func callMethod(ctx context.Context, c *Call) (any, error) {
 	res, err := c.Scope.CallMethod(ctx, agent.MethodRequest{
 		Class: args.ClassName, Method: args.MethodName, ObjectID: args.ObjectID,
 		Args: margs, DryRun: dry, Gates: c.gates(),
+		Confirm: func(ctx context.Context, summary string) (context.Context, error) {
+			return c.approve(ctx, Approval{Tool: "call_method", Summary: summary})
+		},
 	})
 	if err != nil {
 		if args.ObjectID != "" {

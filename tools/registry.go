@@ -48,6 +48,9 @@ type Call struct {
 	Args     json.RawMessage
 	Registry *Registry
 	Config   *Config
+	// Approve, when set, is asked before a destructive change runs
+	// (delete_object, delete_class, destructive methods); nil approves.
+	Approve ApproveFunc
 }
 
 // withScope returns a copy of c running in scope.

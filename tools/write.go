@@ -311,6 +311,11 @@ func deleteObject(ctx context.Context, c *Call) (any, error) {
 	if args.DryRun {
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "object_id": args.ObjectID, "would_delete": cur}, nil
 	}
+	ctx, err = c.approve(ctx, Approval{Tool: "delete_object", Summary: fmt.Sprintf(
+		"Permanently delete the %s object %s (with its relation links). This cannot be undone.", sch.ClassName, args.ObjectID)})
+	if err != nil {
+		return nil, err
+	}
 	before, err := c.Scope.Delete(ctx, sch.ClassName, args.ObjectID)
 	if err != nil {
 		return nil, writeErr(err, sch.ClassName, args.ObjectID)
@@ -411,22 +416,29 @@ func deleteClass(ctx context.Context, c *Call) (any, error) {
 	if err := schemaClassName(args.ClassName); err != nil {
 		return nil, err
 	}
+	// The checks run before anything is asked or written: a person is
+	// asked only about a deletion that can happen.
+	if err := classCheck(ctx, c.Scope, "delete_class", args.ClassName, parse.OpAddField); err != nil {
+		return nil, err
+	}
+	sch, err := c.Scope.Schema(ctx, args.ClassName)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.Scope.WithoutCanonicalFilter().Count(ctx, &query.Query{Class: sch.ClassName})
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		return nil, &agent.InvalidError{Msg: store.ClassNotEmpty(sch.ClassName, n).Error()}
+	}
 	if args.DryRun {
-		if err := classCheck(ctx, c.Scope, "delete_class", args.ClassName, parse.OpAddField); err != nil {
-			return nil, err
-		}
-		sch, err := c.Scope.Schema(ctx, args.ClassName)
-		if err != nil {
-			return nil, err
-		}
-		n, err := c.Scope.WithoutCanonicalFilter().Count(ctx, &query.Query{Class: sch.ClassName})
-		if err != nil {
-			return nil, err
-		}
-		if n > 0 {
-			return nil, &agent.InvalidError{Msg: store.ClassNotEmpty(sch.ClassName, n).Error()}
-		}
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "would_delete_class": schemaSummary(sch)}, nil
+	}
+	ctx, err = c.approve(ctx, Approval{Tool: "delete_class", Summary: fmt.Sprintf(
+		"Permanently delete the class %s (%d fields): its table and schema are dropped. This cannot be undone.", sch.ClassName, len(sch.Fields))})
+	if err != nil {
+		return nil, err
 	}
 	if err := c.Scope.DeleteClass(ctx, args.ClassName); err != nil {
 		return nil, err

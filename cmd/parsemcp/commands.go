@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,10 +11,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
@@ -185,6 +188,7 @@ func newDemo() *cobra.Command {
 func newCall() *cobra.Command {
 	var f storeFlags
 	var args string
+	var yes bool
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
 		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
@@ -199,7 +203,7 @@ func newCall() *cobra.Command {
 			if !json.Valid([]byte(args)) {
 				return fmt.Errorf("--args is not valid JSON")
 			}
-			res, isErr, err := srv.CallTool(cmd.Context(), pos[0], json.RawMessage(args))
+			res, isErr, err := srv.CallToolWithApproval(cmd.Context(), pos[0], json.RawMessage(args), terminalApproval(yes))
 			if err != nil {
 				return err
 			}
@@ -216,7 +220,29 @@ func newCall() *cobra.Command {
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&args, "args", "{}", "tool arguments as a JSON object")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a destructive change without asking (otherwise asked on the terminal; refused when there is none)")
 	return cmd
+}
+
+// terminalApproval asks the person at the terminal to approve a
+// destructive change; --yes approves in advance. Without a terminal on
+// stdin (and without --yes) it returns nil: the change is refused.
+func terminalApproval(yes bool) func(context.Context, string) (bool, error) {
+	if yes {
+		return func(context.Context, string) (bool, error) { return true, nil }
+	}
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		return nil
+	}
+	return func(_ context.Context, message string) (bool, error) {
+		fmt.Fprintf(os.Stderr, "%s [y/N] ", message)
+		line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+		if err != nil && line == "" {
+			return false, nil
+		}
+		answer := strings.ToLower(strings.TrimSpace(line))
+		return answer == "y" || answer == "yes", nil
+	}
 }
 
 func newVersion() *cobra.Command {

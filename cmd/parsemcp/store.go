@@ -46,8 +46,12 @@ type storeFlags struct {
 	redisURL   string
 	policy     string
 	agentName  string
-	pol        *policy.Policy // loaded by newServer
-	closers    []func()       // run before the store closes
+	// approvals and progress
+	approvalTimeout time.Duration
+	noApproval      bool
+	heartbeat       time.Duration
+	pol             *policy.Policy // loaded by newServer
+	closers         []func()       // run before the store closes
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -70,6 +74,9 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
 	fl.StringVar(&f.policy, "policy", os.Getenv("PARSEMCP_POLICY"), "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
 	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
+	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
+	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
+	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 }
 
 // loadPolicy reads --policy ("demo" is the built-in demo policy) and checks
@@ -363,7 +370,14 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		}
 		timeouts[name] = d
 	}
-	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT}
+	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT,
+		ApprovalTimeout: f.approvalTimeout, DisableApproval: f.noApproval, HeartbeatInterval: f.heartbeat}
+	if secret := os.Getenv("PARSEMCP_APPROVAL_SECRET"); secret != "" {
+		opts.ApprovalSecret = []byte(secret)
+	}
+	if f.noApproval {
+		log.Warn("destructive changes run without a person's approval (--no-approval)")
+	}
 	limiter, err := f.limiter()
 	if err != nil {
 		st.Close()
