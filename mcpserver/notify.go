@@ -42,6 +42,19 @@ func (s *Server) Notify(ctx context.Context, sessionID, method string, params an
 	if ss == nil {
 		return fmt.Errorf("%w %q", ErrUnknownSession, sessionID)
 	}
+	return notifyRaw(ctx, ss, method, raw)
+}
+
+// notifySession sends one notification to one session.
+func notifySession(ctx context.Context, ss *mcp.ServerSession, method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	return notifyRaw(ctx, ss, method, raw)
+}
+
+func notifyRaw(ctx context.Context, ss *mcp.ServerSession, method string, raw json.RawMessage) error {
 	// The SDK sends only the notifications it has a method for; its
 	// public progress sender carries ours, and the sending middleware
 	// (notifyCarrier) swaps in the real method and parameters.

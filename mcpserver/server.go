@@ -83,6 +83,9 @@ type Options struct {
 	// instance: instances behind one load balancer share it (at least 16
 	// bytes; default: random per process).
 	ApprovalSecret []byte
+	// Live configures resource subscriptions fed by the store's change
+	// feed (nil: defaults, this process only).
+	Live *LiveOptions
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -100,6 +103,7 @@ type Server struct {
 
 	approvals *approvals
 	heartbeat time.Duration
+	live      *live
 
 	// inflight holds the cancel functions of the tool calls running in
 	// each session, so that ending a session (DELETE) stops its work
@@ -165,11 +169,18 @@ func New(opts Options) (*Server, error) {
 			Logging:     &mcp.LoggingCapabilities{},
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{},
+			Resources:   &mcp.ResourceCapabilities{Subscribe: true},
 			Completions: &mcp.CompletionCapabilities{},
 		},
 		CompletionHandler: s.complete,
+		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return s.live.subscribe(ctx, req)
+		},
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return s.live.unsubscribe(ctx, req)
+		},
 	})
+	s.live = newLive(s, opts.Live)
 	s.mcp.AddReceivingMiddleware(s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
@@ -186,6 +197,7 @@ func (s *Server) Close() {
 	for _, f := range s.unsubscribe {
 		f()
 	}
+	s.live.close()
 }
 
 // Metrics returns the server's Prometheus metrics.
@@ -245,7 +257,7 @@ func agentFrom(ctx context.Context) *agent.Agent {
 func needsAgent(method string) bool {
 	switch method {
 	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
-		"prompts/list", "prompts/get", "completion/complete":
+		"prompts/list", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
 		return true
 	}
 	return false

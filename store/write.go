@@ -11,9 +11,9 @@ import (
 // What Update, Delete and DeleteClass share between the SQL backends: the
 // validation of a change set, the columns it assigns and the errors.
 
-// Change is an update checked against its class's schema and ready for a
-// backend to encode.
-type Change struct {
+// UpdateSet is an update checked against its class's schema and ready for
+// a backend to encode.
+type UpdateSet struct {
 	Fields []string           // user fields set or unset, sorted
 	Values []parse.Normalized // Null unsets the field
 	Types  []parse.Field
@@ -28,8 +28,8 @@ type Change struct {
 // the ACL. objectId, createdAt and updatedAt cannot be set, Relation fields
 // are changed with AddRelation, and required fields cannot be unset.
 // Errors wrap ErrInvalid and name the field.
-func PrepareUpdate(sch parse.Schema, set parse.Object) (Change, error) {
-	var c Change
+func PrepareUpdate(sch parse.Schema, set parse.Object) (UpdateSet, error) {
+	var c UpdateSet
 	names := make([]string, 0, len(set))
 	for k := range set {
 		names = append(names, k)
@@ -39,11 +39,11 @@ func PrepareUpdate(sch parse.Schema, set parse.Object) (Change, error) {
 		v := set[k]
 		del, err := deleteOp(k, v)
 		if err != nil {
-			return Change{}, err
+			return UpdateSet{}, err
 		}
 		switch k {
 		case parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt:
-			return Change{}, fmt.Errorf("%w: field %q cannot be set on class %s (the store assigns it)", ErrInvalid, k, sch.ClassName)
+			return UpdateSet{}, fmt.Errorf("%w: field %q cannot be set on class %s (the store assigns it)", ErrInvalid, k, sch.ClassName)
 		case parse.FieldACL:
 			c.SetACL = true
 			if del {
@@ -51,28 +51,28 @@ func PrepareUpdate(sch parse.Schema, set parse.Object) (Change, error) {
 			}
 			acl, err := parse.ParseACL(v)
 			if err != nil {
-				return Change{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+				return UpdateSet{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 			}
 			c.ACL = acl
 			continue
 		}
 		f, ok := sch.Fields[k]
 		if !ok {
-			return Change{}, fmt.Errorf("%w: unknown field %q on class %s", ErrInvalid, k, sch.ClassName)
+			return UpdateSet{}, fmt.Errorf("%w: unknown field %q on class %s", ErrInvalid, k, sch.ClassName)
 		}
 		var n parse.Normalized
 		switch {
 		case f.Type == parse.TypeRelation:
-			return Change{}, fmt.Errorf("%w: field %q is a Relation: link objects with AddRelation, not by update", ErrInvalid, k)
+			return UpdateSet{}, fmt.Errorf("%w: field %q is a Relation: link objects with AddRelation, not by update", ErrInvalid, k)
 		case del:
 			n = parse.Normalized{Null: true}
 		default:
 			if n, err = parse.Normalize(k, f, v); err != nil {
-				return Change{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+				return UpdateSet{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 			}
 		}
 		if n.Null && f.Required {
-			return Change{}, fmt.Errorf("%w: required field %q cannot be unset", ErrInvalid, k)
+			return UpdateSet{}, fmt.Errorf("%w: required field %q cannot be unset", ErrInvalid, k)
 		}
 		c.Fields = append(c.Fields, k)
 		c.Values = append(c.Values, n)
@@ -127,7 +127,7 @@ type Assignment struct {
 
 // Assignments lists the columns c sets, with e's encoding: updatedAt, then
 // `_rperm` and `_wperm` when the ACL changes, then the fields.
-func (c Change) Assignments(e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
+func (c UpdateSet) Assignments(e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
 	out := make([]Assignment, 0, len(c.Fields)+3)
 	out = append(out, Assignment{parse.FieldUpdatedAt, e.Date(updatedAt)})
 	if c.SetACL {

@@ -39,7 +39,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata())
+	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata(), newMigrate())
 	return root
 }
 

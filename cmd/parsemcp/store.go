@@ -24,6 +24,7 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
+	"github.com/parsemcp/parsemcp/subscribe"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -50,6 +51,7 @@ type storeFlags struct {
 	approvalTimeout time.Duration
 	noApproval      bool
 	heartbeat       time.Duration
+	liveDebounce    time.Duration
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
@@ -67,7 +69,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
-	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit through Redis (redis://HOST:PORT/DB) across server instances; fails closed when Redis is unreachable; env PARSEMCP_REDIS")
+	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
@@ -76,6 +78,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
+	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 }
 
@@ -384,6 +387,18 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		return nil, nil, err
 	}
 	opts.RateLimit = limiter
+	opts.Live = &mcpserver.LiveOptions{Debounce: f.liveDebounce}
+	if f.redisURL != "" {
+		ropt, err := redis.ParseURL(f.redisURL)
+		if err != nil {
+			st.Close()
+			return nil, nil, fmt.Errorf("--redis: %w", err)
+		}
+		rc := redis.NewClient(ropt)
+		n := subscribe.NewRedis(rc, "parsemcp:live", log)
+		opts.Live.Notifier = n
+		f.closers = append(f.closers, func() { n.Close(); rc.Close() })
+	}
 	switch f.audit {
 	case "", "off":
 	case "stderr":

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,13 +32,16 @@ type Store struct {
 	pool    *pgxpool.Pool
 	d       dialect
 	schemas store.SchemaCache
+	opts    options
+	feed    feed
+	closed  atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
 
 // Open connects to the database at url (postgres://…) and makes sure the
 // `_SCHEMA` table and the system classes exist.
-func Open(ctx context.Context, url string) (*Store, error) {
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -47,6 +51,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
 	if err := s.init(ctx); err != nil {
 		pool.Close()
@@ -58,8 +66,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // Pool exposes the connection pool (benchmarks compare against raw SQL).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close closes the pool.
+// Close stops the change feed and closes the pool.
 func (s *Store) Close() error {
+	s.closed.Store(true)
+	s.stopFeed()
 	s.pool.Close()
 	return nil
 }
@@ -179,6 +189,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	}
 	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+d.Ident(sch.ClassName)+` (`+strings.Join(cols, ", ")+`)`); err != nil {
 		return fmt.Errorf("create table %s: %w", sch.ClassName, err)
+	}
+	if err := attachIfInstalled(ctx, tx, sch.ClassName); err != nil {
+		return fmt.Errorf("create class %s: %w", sch.ClassName, err)
 	}
 	for _, st := range stmts {
 		if _, err := tx.Exec(ctx, st); err != nil {
@@ -399,6 +412,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 		}
 		g.vals = append(g.vals, vals)
 	}
+	watched := s.feed.inProcessWanted()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err
@@ -414,8 +428,23 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 			return wrapErr(ctx, err)
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return wrapErr(ctx, err)
+	var changes []store.Change
+	if watched && len(rows) > 0 {
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ObjectID
+		}
+		after, err := s.readBack(ctx, tx, sch, ids)
+		if err != nil {
+			return err
+		}
+		changes = make([]store.Change, len(after))
+		for i, a := range after {
+			changes[i] = store.Change{Op: store.ChangeCreate, Class: class, ObjectID: ids[i], After: a}
+		}
+	}
+	if err := s.feed.commit(ctx, tx, changes); err != nil {
+		return err
 	}
 	store.WriteBack(rows, objs) // only a committed batch changes the objects passed in
 	return nil

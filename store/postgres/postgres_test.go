@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/internal/pgtest"
@@ -28,4 +29,41 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	})
+}
+
+// The feed tests again with the change log installed: the changes then
+// come from the log (IDs "pg:<seq>"), not from the writing Store.
+func TestFeedConformanceInstalled(t *testing.T) {
+	storetest.RunFeed(t, func(t *testing.T) store.Store {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		url := pgtest.Schema(t, "f_"+hex.EncodeToString(b[:]))
+		st, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.InstallChangeFeed(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return &logOnly{st, t}
+	})
+}
+
+// logOnly checks that every change a watcher receives came from the log.
+type logOnly struct {
+	*postgres.Store
+	t *testing.T
+}
+
+func (l *logOnly) Watch(fn func(store.Change)) func() {
+	cancel := l.Store.Watch(func(c store.Change) {
+		if !strings.HasPrefix(c.ID, "pg:") {
+			l.t.Errorf("a change not from the log: %+v", c)
+		}
+		fn(c)
+	})
+	if !l.FeedUsesLog() {
+		l.t.Error("the feed does not read the installed log")
+	}
+	return cancel
 }

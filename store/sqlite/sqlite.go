@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -31,6 +32,10 @@ type Store struct {
 	db      *sql.DB
 	d       dialect
 	schemas store.SchemaCache
+	path    string
+	opts    options
+	feed    feed
+	closed  atomic.Bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -38,7 +43,7 @@ var _ store.Store = (*Store)(nil)
 // Open opens (creating if needed) the database at path. Use ":memory:" only
 // for throwaway tests: each pooled connection would see its own database, so
 // the pool is limited to one connection in that case.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	q := url.Values{}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
@@ -57,7 +62,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	} else {
 		db.SetMaxOpenConns(8)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, path: path}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
 	if err := s.init(ctx); err != nil {
 		db.Close()
@@ -76,8 +85,12 @@ func fileURI(path string) string { return "file:" + uriEscaper.Replace(path) }
 // DB exposes the database for benchmarks that compare against raw SQL.
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the change feed and closes the database.
+func (s *Store) Close() error {
+	s.closed.Store(true)
+	s.stopFeed()
+	return s.db.Close()
+}
 
 func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" TEXT PRIMARY KEY, "schema" TEXT NOT NULL, "isParseClass" INTEGER NOT NULL DEFAULT 1)`); err != nil {
@@ -419,6 +432,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 		}
 		rows = append(rows, p)
 	}
+	watched := s.feed.on.Load()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -449,8 +463,24 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 			return wrapErr(ctx, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return wrapErr(ctx, err)
+	var changes []store.Change
+	if watched && len(prepared) > 0 {
+		ids := make([]string, len(prepared))
+		for i, r := range prepared {
+			ids[i] = r.ObjectID
+		}
+		after, err := s.readBack(ctx, tx, sch, ids)
+		if err != nil {
+			return err
+		}
+		s.feed.expect(class, after)
+		changes = make([]store.Change, len(after))
+		for i, a := range after {
+			changes[i] = store.Change{Op: store.ChangeCreate, Class: class, ObjectID: ids[i], After: a}
+		}
+	}
+	if err := s.feed.commit(ctx, tx, class, len(prepared), 0, changes); err != nil {
+		return err
 	}
 	store.WriteBack(prepared, objs) // only a committed batch changes the objects passed in
 	return nil

@@ -69,10 +69,16 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 	if len(rows) == 0 {
 		return nil, nil, store.ObjectNotFound(w)
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, nil, wrapErr(ctx, err)
+	after = rows[0]
+	var changes []store.Change
+	if s.feed.on.Load() {
+		s.feed.expect(w.Class, []parse.Object{after})
+		changes = []store.Change{{Op: store.ChangeUpdate, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(before), After: store.CloneObject(after)}}
 	}
-	return before, rows[0], nil
+	if err := s.feed.commit(ctx, tx, w.Class, 0, 0, changes); err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
 }
 
 // Delete removes one object and its rows in the class's join tables in one
@@ -103,8 +109,12 @@ func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error)
 			return nil, fmt.Errorf("delete %s relations: %w", jt, wrapErr(ctx, err))
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return nil, wrapErr(ctx, err)
+	var changes []store.Change
+	if s.feed.on.Load() {
+		changes = []store.Change{{Op: store.ChangeDelete, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(rows[0])}}
+	}
+	if err := s.feed.commit(ctx, tx, w.Class, 0, 1, changes); err != nil {
+		return nil, err
 	}
 	return rows[0], nil
 }

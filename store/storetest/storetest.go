@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Aggregate", aggregateTests},
 		{"CrossClass", crossClassTests},
 		{"Write", writeTests},
+		{"Feed", feedTests}, // skipped for stores that are not a store.Feed
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

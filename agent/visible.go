@@ -1,0 +1,90 @@
+package agent
+
+import (
+	"context"
+	"errors"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// Visibility decides, in memory, whether one row of a class is among the
+// rows the scope's agent counts and lists: the same class-level rules,
+// row filters, tenant scope and ACL as count_objects, evaluated on the row
+// itself. Live notifications use it to tell a subscriber about a change
+// only when the subscriber could see the row before or after it.
+type Visibility struct {
+	class string
+	where query.Expr
+	// acl is the agent's read-ACL entries; nil for the master key.
+	acl    []string
+	master bool
+	// matchable is nil when where can be evaluated in memory.
+	matchable error
+}
+
+// Visibility builds the class's visibility rule for the scope's agent. A
+// class the agent cannot count (hidden, filtered out, CLP) is the error
+// Count would give.
+func (s *Scope) Visibility(ctx context.Context, class string) (*Visibility, error) {
+	where, err := s.govern(ctx, class, parse.OpCount, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := s.principal()
+	return &Visibility{class: class, where: where, acl: s.readACL(), master: p.Master, matchable: query.Matchable(where)}, nil
+}
+
+// InMemory reports whether Sees can decide without the database; when it
+// cannot (the rule needs a sub-query), Sees refuses every row: callers
+// fail closed or ask the database (Scope.CountsID).
+func (v *Visibility) InMemory() bool { return v.matchable == nil }
+
+// Sees reports whether obj (a row in REST form with its "ACL", as the
+// change feed gives it) is visible. A nil obj is not. The error wraps
+// query.ErrNotMatchable when the rule cannot be evaluated in memory.
+func (v *Visibility) Sees(obj parse.Object) (bool, error) {
+	if obj == nil {
+		return false, nil
+	}
+	if v.matchable != nil {
+		return false, v.matchable
+	}
+	if !v.master && !aclReads(obj["ACL"], v.acl) {
+		return false, nil
+	}
+	return query.Match(v.where, obj)
+}
+
+// aclReads reports whether an ACL grants read to one of entries. No ACL
+// (nil) is public, as a NULL _rperm is.
+func aclReads(acl any, entries []string) bool {
+	m, ok := acl.(map[string]any)
+	if acl == nil {
+		return true
+	}
+	if !ok {
+		return false
+	}
+	for _, e := range entries {
+		if perms, ok := m[e].(map[string]any); ok && perms["read"] == true {
+			return true
+		}
+	}
+	return false
+}
+
+// CountsID reports whether the object id of class is among the rows the
+// agent counts now, asking the database: the fallback of a Visibility
+// that cannot decide in memory.
+func (s *Scope) CountsID(ctx context.Context, class, id string) (bool, error) {
+	n, err := s.Count(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: id}})
+	if err != nil {
+		var ce *ClassError
+		if errors.As(err, &ce) {
+			return false, nil
+		}
+		return false, err
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,217 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/subscribe"
+)
+
+// watcher is an HTTP client session that records the resources/updated
+// notifications it receives.
+type watcher struct {
+	cs      *mcp.ClientSession
+	updates chan string
+}
+
+func watch(t *testing.T, srv *mcpserver.Server, url, token string) *watcher {
+	t.Helper()
+	w := &watcher{updates: make(chan string, 256)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { w.updates <- r.Params.URI },
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	w.cs = cs
+	// Wait for the listening stream: notifications sent before it opens
+	// have nowhere to go.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := srv.Notify(context.Background(), cs.ID(), "notifications/resources/updated", map[string]any{"uri": "probe://ready"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-w.updates:
+			w.drain()
+			return w
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("listening stream never opened")
+		}
+	}
+}
+
+func (w *watcher) subscribe(t *testing.T, uri string) error {
+	t.Helper()
+	return w.cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri})
+}
+
+// next waits for one notification of uri.
+func (w *watcher) next(t *testing.T, uri string) {
+	t.Helper()
+	select {
+	case got := <-w.updates:
+		if got != uri {
+			t.Fatalf("notification for %s, want %s", got, uri)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no notification for %s", uri)
+	}
+}
+
+// none checks that nothing arrives for a while.
+func (w *watcher) none(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case got := <-w.updates:
+		t.Fatalf("%s: unexpected notification for %s", why, got)
+	case <-time.After(600 * time.Millisecond):
+	}
+}
+
+func (w *watcher) drain() {
+	for {
+		select {
+		case <-w.updates:
+		default:
+			return
+		}
+	}
+}
+
+func liveServer(t *testing.T, st store.Store, o *mcpserver.LiveOptions) (*mcpserver.Server, string) {
+	t.Helper()
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: o,
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv, mount(t, mcpserver.HandlerOptions{Server: srv})
+}
+
+func aclFor(users ...string) map[string]any {
+	acl := map[string]any{}
+	for _, u := range users {
+		acl[u] = map[string]any{"read": true, "write": true}
+	}
+	return acl
+}
+
+// A subscriber is told about a change only when it could see the row
+// before or after it (enter and leave included), once per burst; the
+// schema cannot be subscribed; unsubscribe and the end of the session
+// release everything.
+func TestLiveSubscriptions(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 150 * time.Millisecond})
+	count := "parse://Ticket/count"
+	a, b := watch(t, srv, url, "alice-token"), watch(t, srv, url, "bob-token")
+	for _, w := range []*watcher{a, b} {
+		if err := w.subscribe(t, count); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := srv.LiveSnapshot()
+	if snap.Sessions != 2 || len(snap.ByURI[count]) != 2 {
+		t.Fatalf("index after two subscriptions: %+v", snap)
+	}
+
+	// A row only alice can read: alice hears of it, bob does not.
+	objs := []parse.Object{{"title": "alice's", "ACL": aclFor(alice)}}
+	if err := st.Create(ctx, "Ticket", objs); err != nil {
+		t.Fatal(err)
+	}
+	id := objs[0]["objectId"].(string)
+	a.next(t, count)
+	b.none(t, "a row bob cannot read was created")
+
+	// It moves to bob: it leaves alice's view and enters bob's.
+	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
+		t.Fatal(err)
+	}
+	a.next(t, count)
+	b.next(t, count)
+
+	// A change invisible before and after tells alice nothing.
+	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
+		t.Fatal(err)
+	}
+	b.next(t, count)
+	a.none(t, "bob's row changed")
+
+	// A burst is one notification per subscriber.
+	for i := range 20 {
+		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "burst " + string(rune('a'+i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.next(t, count)
+	b.next(t, count)
+	a.none(t, "after the burst's one notification")
+
+	// Unsubscribed: nothing more.
+	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: count}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "after unsubscribe"}}); err != nil {
+		t.Fatal(err)
+	}
+	b.next(t, count)
+	a.none(t, "unsubscribed")
+
+	// Closing bob's session releases his subscriptions.
+	b.cs.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.LiveSnapshot().Subscriptions != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("subscriptions left after the sessions ended: %+v", srv.LiveSnapshot())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Refusals: the schema, unknown and hidden classes, malformed URIs, and
+// the per-session cap, each with a message saying why.
+func TestLiveSubscribeRefusals(t *testing.T) {
+	st := fixtureStore(t)
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Limits: subscribe.Limits{PerSession: 2}})
+	w := watch(t, srv, url, "alice-token")
+	for uri, want := range map[string]string{
+		"parse://Ticket/schema":     "a class's schema is not a live resource",
+		"parse://NoSuchClass/count": "was not found",
+		"parse://_Session/count":    "was not found",
+		"parse://Ticket/rows":       "subscribe to parse://{Class}/count or parse://{Class}/samples",
+		"http://example.com/x":      "subscribe to parse://{Class}/count or parse://{Class}/samples",
+	} {
+		err := w.subscribe(t, uri)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("subscribe %s: %v, want %q", uri, err, want)
+		}
+	}
+	for _, uri := range []string{"parse://Ticket/count", "parse://Ticket/samples", "parse://Ticket/count"} {
+		if err := w.subscribe(t, uri); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	if err := w.subscribe(t, "parse://Project/count"); err == nil || !strings.Contains(err.Error(), "the limit is 2 per session") {
+		t.Fatalf("over the cap: %v", err)
+	}
+	if snap := srv.LiveSnapshot(); snap.Subscriptions != 2 {
+		t.Fatalf("index: %+v", snap)
+	}
+}

@@ -1,0 +1,455 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store/sqlite"
+)
+
+// The differential proof of query.Match: for every where-constraint below,
+// the objects SQLite's Find selects are exactly those Match accepts, among
+// the same objects as Find reads them back.
+
+func matchDiffSchema() parse.Schema {
+	sch := parse.NewSchema("Thing")
+	for name, f := range map[string]parse.Field{
+		"name":   {Type: parse.TypeString},
+		"note":   {Type: parse.TypeString},
+		"score":  {Type: parse.TypeNumber},
+		"active": {Type: parse.TypeBoolean},
+		"when":   {Type: parse.TypeDate},
+		"meta":   {Type: parse.TypeObject},
+		"tags":   {Type: parse.TypeArray},
+		"owner":  {Type: parse.TypePointer, TargetClass: parse.ClassUser},
+		"photo":  {Type: parse.TypeFile},
+		"place":  {Type: parse.TypeGeoPoint},
+	} {
+		sch.Fields[name] = f
+	}
+	return sch
+}
+
+func mdDate(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
+
+// matchDiffObjects are hand-picked edge cases followed by seeded random
+// combinations.
+func matchDiffObjects() []parse.Object {
+	objs := []parse.Object{
+		{"name": "alpha", "score": 1, "active": true, "tags": []any{"red", "blue"}, "meta": map[string]any{"plan": "pro", "seats": json.Number("3")}},
+		{"name": "Alpha", "score": 1.5, "active": false, "tags": []any{"red"}, "meta": map[string]any{"plan": "free", "seats": 0.5}},
+		{"name": "ALPHA", "score": -10.0, "tags": []any{}, "meta": map[string]any{}},
+		{"name": "", "score": int64(0), "active": false, "tags": []any{1, 2.0, int64(3)}, "meta": map[string]any{"plan": 5}},
+		{"name": nil, "score": nil, "tags": nil, "meta": nil, "owner": nil},
+		{}, // every user field missing
+		{"name": "beta", "tags": []any{true}, "meta": map[string]any{"plan": true, "flag": true}},
+		{"name": "b", "tags": []any{false, 0.0}, "meta": map[string]any{"plan": nil, "flag": 1.0}},
+		{"name": "gamma ray", "tags": []any{nil}, "meta": map[string]any{"flag": false, "seats": "3"}},
+		{"name": "Δelta", "tags": []any{"red", nil}, "meta": map[string]any{"flag": 0.0, "n": map[string]any{"deep": "x"}}},
+		{"name": "zeta", "tags": []any{[]any{"red"}}, "meta": map[string]any{"n": map[string]any{"deep": 2.0}}},
+		{"name": "a.b", "tags": []any{map[string]any{"a": 1.0}}, "meta": map[string]any{"n": "str"}},
+		{"name": "x%_y", "tags": []any{"Red"}, "meta": map[string]any{"list": []any{1.0, 2.0}}},
+		{"name": "line1\nline2", "tags": []any{1.0, "1"}, "meta": map[string]any{"when": "2024-01-01T00:00:00.000Z"}},
+		{"name": "alphabet", "tags": []any{"blue", 2.0, true}, "meta": map[string]any{"arr": []any{map[string]any{"k": 1.0}}}},
+		{"note": "one\ntwo\nthree", "score": 2.0},
+		{"note": "ONE\nTWO", "score": 3.0, "tags": []any{1.0, true}},
+		{"note": "one two", "score": 10.0},
+		{"note": "two", "score": 100.0},
+		{"note": "xtwo\n", "score": 1e9},
+		{"when": mdDate("2024-03-15T10:30:00.123Z"), "score": -0.5},
+		{"when": mdDate("2024-03-15T10:30:00.122Z"), "active": true},
+		{"when": mdDate("2021-01-01T00:00:00.000Z"), "owner": parse.Pointer(parse.ClassUser, "u1")},
+		{"when": mdDate("1999-12-31T23:59:59.999Z"), "owner": parse.Pointer(parse.ClassUser, "u2"), "photo": parse.File("a.png", "")},
+		{"when": mdDate("2030-06-01T00:00:00.000Z"), "owner": parse.Pointer(parse.ClassUser, "u3"), "photo": parse.File("b.png", "")},
+		{"meta": map[string]any{"plan": "pro", "seats": 3.0}, "place": parse.GeoPoint(40, -74)},
+		{"meta": map[string]any{"plan": map[string]any{"x": 1.0}}},
+		{"meta": map[string]any{"plan": []any{"pro"}}},
+		{"meta": map[string]any{"plan": "Pro", "when": "2026-01-01T00:00:00.000Z"}},
+	}
+	r := rand.New(rand.NewPCG(7, 11))
+	pick := func(vals ...any) any { return vals[r.IntN(len(vals))] }
+	const missing = "\x00missing"
+	for len(objs) < 56 {
+		o := parse.Object{}
+		set := func(k string, v any) {
+			if v != missing {
+				o[k] = v
+			}
+		}
+		set("name", pick(missing, "alpha", "Alpha", "beta", "b", "", "gamma", "zeta", "alpine", nil))
+		set("note", pick(missing, "one\ntwo", "ONE TWO", "two", "a\nb"))
+		set("score", pick(missing, -1.0, 0.0, 0.5, 1.0, 2.0, 5.0, 7.25, nil))
+		set("active", pick(missing, true, false))
+		set("when", pick(missing, mdDate("2024-06-01T00:00:00.000Z"), mdDate("2023-02-28T12:00:00.000Z"), mdDate("2025-12-31T23:59:59.999Z")))
+		set("meta", pick(missing, map[string]any{"plan": "pro"}, map[string]any{"plan": "free", "seats": 2.0},
+			map[string]any{"seats": 10.0, "flag": true}, map[string]any{"n": map[string]any{"deep": "y"}}, map[string]any{"plan": 1.0}))
+		set("tags", pick(missing, []any{"red"}, []any{"blue", "red"}, []any{2.0}, []any{"green", 1.0, false}, []any{}))
+		set("owner", pick(missing, parse.Pointer(parse.ClassUser, "u1"), parse.Pointer(parse.ClassUser, "u2")))
+		set("photo", pick(missing, parse.File("a.png", ""), parse.File("c.png", "")))
+		objs = append(objs, o)
+	}
+	base := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, o := range objs {
+		o["objectId"] = fmt.Sprintf("o%02d", i)
+		o["createdAt"] = mdDate(parse.FormatDate(base.Add(time.Duration(i) * 40 * 24 * time.Hour)))
+		o["updatedAt"] = mdDate(parse.FormatDate(base.Add(time.Duration(i)*40*24*time.Hour + time.Duration(i%7)*time.Hour)))
+	}
+	return objs
+}
+
+// matchDiffWheres cover every operator Match supports.
+var matchDiffWheres = []string{
+	// String
+	`{"name": "alpha"}`,
+	`{"name": "Alpha"}`,
+	`{"name": ""}`,
+	`{"name": null}`,
+	`{"name": {"$eq": "beta"}}`,
+	`{"name": {"$ne": "alpha"}}`,
+	`{"name": {"$ne": null}}`,
+	`{"name": {"$gt": "b"}}`,
+	`{"name": {"$gte": "b", "$lt": "gamma"}}`,
+	`{"name": {"$lte": "Alpha"}}`,
+	`{"name": {"$ne": "alpha", "$exists": true}}`,
+	`{"name": {"$exists": false}}`,
+	// Number
+	`{"score": 1}`,
+	`{"score": {"$ne": 1}}`,
+	`{"score": {"$gt": 1}}`,
+	`{"score": {"$gte": 1.5, "$lte": 10}}`,
+	`{"score": {"$lt": 0}}`,
+	`{"score": null}`,
+	`{"score": {"$exists": false}}`,
+	`{"score": {"$exists": true}}`,
+	`{"score": {"$in": [0, 1, 2]}}`,
+	`{"score": {"$nin": [0, 1]}}`,
+	// Boolean
+	`{"active": true}`,
+	`{"active": false}`,
+	`{"active": {"$ne": true}}`,
+	`{"active": {"$ne": false}}`,
+	`{"active": {"$exists": true}}`,
+	`{"active": {"$in": [true]}}`,
+	`{"active": {"$nin": [true]}}`,
+	// Date
+	`{"when": {"$lt": {"__type": "Date", "iso": "2024-06-01T00:00:00.000Z"}}}`,
+	`{"when": {"$gte": "2024-06-01"}}`,
+	`{"when": {"__type": "Date", "iso": "2024-03-15T10:30:00.123Z"}}`,
+	`{"when": {"$ne": {"__type": "Date", "iso": "2024-03-15T10:30:00.123Z"}}}`,
+	`{"when": {"$gt": "2024-03-15T10:30:00.122Z", "$lte": "2024-03-15T10:30:00.123Z"}}`,
+	`{"when": {"$in": ["2024-03-15T10:30:00.123Z", {"__type": "Date", "iso": "2021-01-01T00:00:00.000Z"}]}}`,
+	`{"when": {"$gt": "2024-03-15T11:30:00.122+01:00"}}`,
+	`{"createdAt": {"$gte": "2023-01-01"}}`,
+	`{"updatedAt": {"$lt": {"__type": "Date", "iso": "2022-01-01T00:00:00.000Z"}}}`,
+	`{"createdAt": {"$gt": "2021-01-01", "$lt": "2022-01-01"}}`,
+	// Pointer, File, objectId
+	`{"owner": "u1"}`,
+	`{"owner": {"__type": "Pointer", "className": "_User", "objectId": "u2"}}`,
+	`{"owner": {"$ne": "u1"}}`,
+	`{"owner": {"$in": ["u1", {"__type": "Pointer", "className": "_User", "objectId": "u3"}]}}`,
+	`{"owner": {"$nin": ["u1"]}}`,
+	`{"owner": {"$exists": false}}`,
+	`{"photo": {"__type": "File", "name": "a.png"}}`,
+	`{"photo": {"$ne": "a.png"}}`,
+	`{"photo": {"$in": ["a.png", "b.png"]}}`,
+	`{"place": {"$exists": true}}`,
+	`{"place": null}`,
+	`{"objectId": {"$in": ["o01", "o05", "o49"]}}`,
+	`{"objectId": {"$gt": "o30"}}`,
+	// $in / $nin and null
+	`{"name": {"$in": ["alpha", "beta"]}}`,
+	`{"name": {"$in": ["alpha", null]}}`,
+	`{"name": {"$nin": ["alpha", "beta"]}}`,
+	`{"name": {"$nin": ["alpha", null]}}`,
+	`{"name": {"$in": []}}`,
+	`{"name": {"$nin": []}}`,
+	`{"name": {"$in": [null]}}`,
+	`{"name": {"$nin": [null]}}`,
+	// Array
+	`{"tags": "red"}`,
+	`{"tags": 1}`,
+	`{"tags": true}`,
+	`{"tags": false}`,
+	`{"tags": "1"}`,
+	`{"tags": {"$ne": "red"}}`,
+	`{"tags": {"$eq": 2}}`,
+	`{"tags": {"$ne": false}}`,
+	`{"tags": ["red", "blue"]}`,
+	`{"tags": ["blue", "red"]}`,
+	`{"tags": []}`,
+	`{"tags": [1, 2, 3]}`,
+	`{"tags": null}`,
+	`{"tags": {"$ne": null}}`,
+	`{"tags": {"$exists": true}}`,
+	`{"tags": {"$in": ["red", 2]}}`,
+	`{"tags": {"$nin": ["red", 2]}}`,
+	`{"tags": {"$in": [true, "1"]}}`,
+	`{"tags": {"$in": []}}`,
+	`{"tags": {"$nin": []}}`,
+	`{"tags": {"$all": ["red", "blue"]}}`,
+	`{"tags": {"$all": []}}`,
+	`{"tags": {"$all": [1, true]}}`,
+	`{"tags": {"$all": [false]}}`,
+	`{"tags": {"$containedBy": []}}`,
+	// Object: paths into it
+	`{"meta.plan": "pro"}`,
+	`{"meta.plan": {"$ne": "pro"}}`,
+	`{"meta.plan": null}`,
+	`{"meta.plan": {"$ne": null}}`,
+	`{"meta.plan": {"$exists": true}}`,
+	`{"meta.plan": {"$exists": false}}`,
+	`{"meta.plan": {"$in": ["pro", "free"]}}`,
+	`{"meta.plan": {"$in": ["pro", 5]}}`,
+	`{"meta.plan": {"$nin": ["pro", null]}}`,
+	`{"meta.plan": {"$nin": ["pro"]}}`,
+	`{"meta.plan": {"$gte": "free", "$lte": "pro"}}`,
+	`{"meta.seats": {"$lte": 0.5}}`,
+	`{"meta.seats": {"$gt": 1, "$lt": 100}}`,
+	`{"meta.seats": 3}`,
+	`{"meta.seats": "3"}`,
+	`{"meta.n.deep": "x"}`,
+	`{"meta.n.deep": {"$exists": true}}`,
+	`{"meta.n": {"$exists": true}}`,
+	`{"meta.n": "str"}`,
+	`{"meta.n": {"$ne": "str"}}`,
+	`{"meta.when": {"$lt": {"__type": "Date", "iso": "2025-01-01T00:00:00.000Z"}}}`,
+	`{"meta.missing.deeper": {"$exists": false}}`,
+	// Object: the whole value
+	`{"meta": {"plan": "pro", "seats": 3}}`,
+	`{"meta": {"seats": 3, "plan": "pro"}}`,
+	`{"meta": {}}`,
+	`{"meta": null}`,
+	`{"meta": {"$exists": true}}`,
+	`{"meta": {"$in": [{"plan": "pro", "seats": 3}, {}]}}`,
+	`{"meta": {"$ne": {}}}`,
+	// $regex
+	`{"name": {"$regex": "^a"}}`,
+	`{"name": {"$regex": "^a", "$options": "i"}}`,
+	`{"name": {"$regex": "lph"}}`,
+	`{"name": {"$regex": "Δ"}}`,
+	`{"name": {"$regex": "^line2$"}}`,
+	`{"name": {"$regex": "^line2$", "$options": "m"}}`,
+	`{"name": {"$regex": ""}}`,
+	`{"note": {"$regex": "^two$"}}`,
+	`{"note": {"$regex": "^two$", "$options": "m"}}`,
+	`{"note": {"$regex": "one.two"}}`,
+	`{"note": {"$regex": "one.two", "$options": "s"}}`,
+	`{"note": {"$regex": "ONE.TWO$", "$options": "ims"}}`,
+	`{"meta.plan": {"$regex": "^p"}}`,
+	`{"meta.plan": {"$regex": "^p", "$options": "i"}}`,
+	// $and, $or, $nor
+	`{"$or": [{"name": "alpha"}, {"score": {"$gt": 5}}]}`,
+	`{"$and": [{"name": {"$exists": true}}, {"score": {"$lt": 2}}]}`,
+	`{"$nor": [{"name": "alpha"}, {"score": {"$gt": 5}}]}`,
+	`{"$nor": [{"score": {"$gt": 1}}]}`,
+	`{"$nor": [{"meta.plan": "pro"}]}`,
+	`{"$or": [{}, {"name": "x"}]}`,
+	`{"$nor": [{}]}`,
+	`{"$and": [{}]}`,
+	`{"$or": [{"$and": [{"active": true}, {"$nor": [{"tags": "red"}]}]}, {"owner": {"$exists": false}, "score": {"$gte": 0}}]}`,
+	`{"score": {"$gt": 0}, "active": false, "tags": {"$ne": "red"}}`,
+	`{"$nor": [{"$or": [{"name": {"$regex": "^a", "$options": "i"}}, {"meta.seats": {"$gte": 2}}]}, {"when": {"$exists": false}}]}`,
+}
+
+// sqliteDivergences are constraints on which SQLite's SQL, as compiled
+// today, disagrees with the semantics PostgreSQL's dialect implements (its
+// JSONScalar compares only values of the operand's JSON type, its
+// jsonb_array_elements yields nulls as JSON null) and Match follows:
+//
+//   - json_extract reports JSON true/false as 1/0, so an Object path's true
+//     equals 1 (and false 0), and booleans order among numbers;
+//   - SQLite orders values of different types (numbers before text, and a
+//     nested object or array is its JSON text), where PostgreSQL's CASE
+//     yields NULL;
+//   - the regex function reads a number (or a boolean, as 1/0, or a nested
+//     object or array, as JSON text) as its text;
+//   - json_each's element is NULL for a null or a nested array or object,
+//     so `NOT IN` is unknown for it and $containedBy ignores it.
+//
+// Each is pinned to the exact objects on which the two differ, so the rest
+// of the data set still agrees, and the test fails when the dialect is
+// fixed (then the case moves to matchDiffWheres).
+var sqliteDivergences = []struct {
+	where, why            string
+	onlySQLite, onlyMatch []string
+}{
+	{`{"tags": {"$containedBy": ["red", "blue"]}}`, "nulls and nested elements ignored", []string{"o08", "o09", "o10", "o11"}, nil},
+	{`{"tags": {"$containedBy": ["red"]}}`, "nulls and nested elements ignored", []string{"o08", "o09", "o10", "o11"}, nil},
+	{`{"tags": {"$containedBy": [1, 2, 3, "1"]}}`, "nulls and nested elements ignored", []string{"o08", "o10", "o11"}, nil},
+	{`{"tags": {"$containedBy": [false, 0, true, 2, "blue", "green", 1]}}`, "nulls and nested elements ignored", []string{"o08", "o10", "o11"}, nil},
+	{`{"$nor": [{"tags": {"$containedBy": ["red", "blue"]}}]}`, "nulls and nested elements ignored", nil, []string{"o08", "o09", "o10", "o11"}},
+	{`{"meta.flag": true}`, "true read as 1", []string{"o07"}, nil},
+	{`{"meta.flag": 1}`, "true read as 1", []string{"o06", "o35", "o39", "o43", "o47", "o51", "o53"}, nil},
+	{`{"meta.flag": false}`, "false read as 0", []string{"o09"}, nil},
+	{`{"meta.flag": {"$ne": true}}`, "true read as 1", nil, []string{"o07"}},
+	{`{"meta.flag": {"$in": [true, "x"]}}`, "true read as 1", []string{"o07"}, nil},
+	{`{"meta.plan": {"$lt": 6}}`, "true read as 1, ordered among numbers", []string{"o06"}, nil},
+	{`{"meta.plan": {"$lt": "z"}}`, "numbers, booleans and JSON text order before \"z\"", []string{"o03", "o06", "o27", "o37", "o38", "o46", "o49", "o50"}, nil},
+	{`{"meta.plan": {"$gt": "a"}}`, "a nested object orders as its JSON text", []string{"o26"}, nil},
+	{`{"meta.seats": {"$gt": 1}}`, "text orders after numbers", []string{"o08"}, nil},
+	{`{"meta.n.deep": {"$gte": 1}}`, "text orders after numbers", []string{"o09", "o36", "o48", "o52"}, nil},
+	{`{"meta.plan": {"$regex": "5"}}`, "a number matched as its text", []string{"o03"}, nil},
+	{`{"meta.plan": {"$regex": "^1$"}}`, "true matched as \"1\"", []string{"o06", "o37", "o38", "o46", "o49", "o50"}, nil},
+	{`{"meta.plan": {"$regex": "pro"}}`, "a nested array matched as its JSON text", []string{"o27"}, nil},
+}
+
+func TestMatchDifferentialSQLite(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "match.db"))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	sch := matchDiffSchema()
+	if err := s.CreateClass(ctx, sch); err != nil {
+		t.Fatalf("CreateClass: %v", err)
+	}
+	originals := matchDiffObjects()
+	if err := s.Create(ctx, "Thing", originals); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	sch, err = s.Schema(ctx, "Thing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Find(ctx, &query.Query{Class: "Thing", Limit: -1})
+	if err != nil {
+		t.Fatalf("Find all: %v", err)
+	}
+	if len(all) < 50 {
+		t.Fatalf("read back %d objects, want at least 50", len(all))
+	}
+
+	// matchSet is the ids of objs Match accepts for e.
+	matchSet := func(where string, e query.Expr, objs []parse.Object) []string {
+		t.Helper()
+		var ids []string
+		for _, o := range objs {
+			ok, err := query.Match(e, o)
+			if err != nil {
+				t.Fatalf("%s: Match(%v): %v", where, o, err)
+			}
+			if ok {
+				ids = append(ids, o["objectId"].(string))
+			}
+		}
+		sort.Strings(ids)
+		return ids
+	}
+	trivial := 0
+	check := func(where string) (sqlIDs, matchIDs []string) {
+		t.Helper()
+		e, err := query.ParseWhereJSON(sch, where)
+		if err != nil {
+			t.Fatalf("%s: ParseWhereJSON: %v", where, err)
+		}
+		rows, err := s.Find(ctx, &query.Query{Class: "Thing", Where: e, Limit: -1})
+		if err != nil {
+			t.Fatalf("%s: Find: %v", where, err)
+		}
+		for _, r := range rows {
+			sqlIDs = append(sqlIDs, r["objectId"].(string))
+		}
+		sort.Strings(sqlIDs)
+		matchIDs = matchSet(where, e, all)
+		// The objects as the caller wrote them (Date maps, nulls, ints
+		// where Find has float64) match as their stored form does.
+		if orig := matchSet(where, e, originals); !slices.Equal(orig, matchIDs) {
+			t.Errorf("%s: Match on the objects as written %v, as read back %v", where, orig, matchIDs)
+		}
+		if len(sqlIDs) == 0 || len(sqlIDs) == len(all) {
+			trivial++
+			t.Logf("%s selects %d objects", where, len(sqlIDs))
+		}
+		return sqlIDs, matchIDs
+	}
+
+	seen := map[string]bool{}
+	for _, where := range matchDiffWheres {
+		if seen[where] {
+			t.Errorf("duplicate case %s", where)
+		}
+		seen[where] = true
+		sqlIDs, matchIDs := check(where)
+		if !slices.Equal(sqlIDs, matchIDs) {
+			t.Errorf("%s:\n  SQLite selects %v\n  Match accepts  %v\n  only SQLite: %v\n  only Match:  %v",
+				where, sqlIDs, matchIDs, matchDiffMinus(sqlIDs, matchIDs), matchDiffMinus(matchIDs, sqlIDs))
+		}
+	}
+	t.Logf("%d constraints agree on %d objects (%d select none or all of them)", len(matchDiffWheres), len(all), trivial)
+
+	for _, d := range sqliteDivergences {
+		if seen[d.where] {
+			t.Errorf("%s is both an agreeing case and a divergence", d.where)
+		}
+		seen[d.where] = true
+		sqlIDs, matchIDs := check(d.where)
+		onlySQL, onlyMatch := matchDiffMinus(sqlIDs, matchIDs), matchDiffMinus(matchIDs, sqlIDs)
+		if !slices.Equal(onlySQL, d.onlySQLite) || !slices.Equal(onlyMatch, d.onlyMatch) {
+			t.Errorf("%s (known SQLite divergence: %s):\n  only SQLite %v, want %v\n  only Match  %v, want %v",
+				d.where, d.why, onlySQL, d.onlySQLite, onlyMatch, d.onlyMatch)
+			continue
+		}
+		t.Logf("known SQLite divergence (%s) %s: only SQLite %v, only Match %v", d.why, d.where, onlySQL, onlyMatch)
+	}
+}
+
+// TestMatchDifferentialNotMatchable: what Match refuses, SQLite runs; Match
+// refuses it for every object, whatever the object holds.
+func TestMatchDifferentialNotMatchable(t *testing.T) {
+	sch := matchDiffSchema()
+	resolve := func(class string) (parse.Schema, error) {
+		switch class {
+		case "Thing":
+			return sch, nil
+		case parse.ClassUser:
+			u := parse.NewSchema(parse.ClassUser)
+			u.Fields["username"] = parse.Field{Type: parse.TypeString}
+			return u, nil
+		}
+		return parse.Schema{}, fmt.Errorf("class %q was not found", class)
+	}
+	for _, where := range []string{
+		`{"owner": {"$inQuery": {"className": "_User", "where": {"username": "a"}}}}`,
+		`{"owner": {"$notInQuery": {"className": "_User"}}}`,
+		`{"name": {"$select": {"query": {"className": "_User"}, "key": "username"}}}`,
+		`{"place": {"$nearSphere": {"__type": "GeoPoint", "latitude": 40, "longitude": -74}}}`,
+		`{"place": {"$within": {"$box": [[0, 0], [1, 1]]}}}`,
+		`{"place": {"$geoWithin": {"$polygon": [[0, 0], [0, 1], [1, 1]]}}}`,
+		`{"$or": [{"name": "alpha"}, {"place": {"$geoWithin": {"$centerSphere": [[-74, 40], 0.1]}}}]}`,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(where), &m); err != nil {
+			t.Fatal(err)
+		}
+		e, err := query.Parser{Resolve: resolve}.Where(sch, m)
+		if err != nil {
+			t.Fatalf("%s: %v", where, err)
+		}
+		for _, o := range matchDiffObjects() {
+			if ok, err := query.Match(e, o); ok || !errors.Is(err, query.ErrNotMatchable) {
+				t.Errorf("%s on %v: Match = %v, %v; want false, ErrNotMatchable", where, o["objectId"], ok, err)
+			}
+		}
+	}
+}
+
+func matchDiffMinus(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

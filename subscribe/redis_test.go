@@ -1,0 +1,260 @@
+package subscribe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func redisAddr() string {
+	if a := os.Getenv("PARSEMCP_TEST_REDIS"); a != "" {
+		return a
+	}
+	return "127.0.0.1:6379"
+}
+
+// testRedis returns a client for the local Redis named name (so a test can
+// find its connections in CLIENT LIST), skipping without Redis (failing in
+// CI).
+func testRedis(t *testing.T, name string) *redis.Client {
+	t.Helper()
+	addr := redisAddr()
+	c := redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI requires Redis at %s: %v", addr, err)
+		}
+		t.Skipf("Redis not reachable at %s (%v); start it or set PARSEMCP_TEST_REDIS", addr, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func randomName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// startRedis starts a Redis notifier on channel with its own named client
+// and waits until it is subscribed.
+func startRedis(t *testing.T, channel, clientName string) (Notifier, *inbox) {
+	t.Helper()
+	n := NewRedis(testRedis(t, clientName), channel, quietLog())
+	t.Cleanup(func() { n.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := WaitReady(ctx, n); err != nil {
+		t.Fatalf("notifier not subscribed: %v", err)
+	}
+	b := &inbox{}
+	n.Listen(b.add)
+	return n, b
+}
+
+// Two instances on one channel: what either publishes reaches both,
+// exactly once each.
+func TestRedisNotifierFanOut(t *testing.T) {
+	channel := randomName("parsemcp-test-subscribe-")
+	a, inA := startRedis(t, channel, randomName("parsemcp-test-a-"))
+	b, inB := startRedis(t, channel, randomName("parsemcp-test-b-"))
+	ctx := context.Background()
+
+	payload := []byte("{\"class\":\"Ticket\",\"op\":\"update\"}\x00\xff")
+	const n = 20
+	for i := range n {
+		if err := a.Publish(ctx, Message{ID: fmt.Sprint("a-", i), Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Publish(ctx, Message{ID: "from-b"}); err != nil {
+		t.Fatal(err)
+	}
+	// b's message was published after a's: once A and B both have it, each
+	// has processed every earlier frame on the channel (including A's own
+	// echoes, which it must skip).
+	waitFor(t, 5*time.Second, "from-b on both", func() bool { return inA.count("from-b") == 1 && inB.count("from-b") == 1 })
+	for i := range n {
+		id := fmt.Sprint("a-", i)
+		if ca, cb := inA.count(id), inB.count(id); ca != 1 || cb != 1 {
+			t.Fatalf("%s delivered %d times on A, %d on B; want once each", id, ca, cb)
+		}
+	}
+	if m, _ := inB.find("a-7"); string(m.Payload) != string(payload) {
+		t.Fatalf("payload %q, want %q", m.Payload, payload)
+	}
+	if inA.count(ResyncID)+inB.count(ResyncID) != 0 {
+		t.Fatal("resync without a reconnect")
+	}
+
+	// A message with an empty ID and payload is still a message.
+	if err := a.Publish(ctx, Message{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the empty message on B", func() bool { return inB.count("") == 1 })
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, Message{ID: "late"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Publish after Close: %v", err)
+	}
+}
+
+// killPubSub drops the pub/sub connections of the client named name, as a
+// Redis restart or a network cut would (CLIENT KILL … TYPE pubsub, limited
+// to that client so other users of this Redis are not disturbed). It
+// returns how many it killed.
+func killPubSub(t *testing.T, admin *redis.Client, name string) int {
+	t.Helper()
+	ctx := context.Background()
+	list, err := admin.ClientList(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for line := range strings.Lines(list) {
+		f := map[string]string{}
+		for kv := range strings.FieldsSeq(line) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		if f["name"] != name || f["sub"] == "0" {
+			continue
+		}
+		n, err := admin.ClientKillByFilter(ctx, "ID", f["id"], "TYPE", "pubsub").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		killed += int(n)
+	}
+	return killed
+}
+
+// When the subscriber's connection drops, the notifier reconnects, tells
+// its listeners to resync, and messages flow again both ways.
+func TestRedisNotifierReconnect(t *testing.T) {
+	channel := randomName("parsemcp-test-subscribe-")
+	nameA := randomName("parsemcp-test-a-")
+	a, inA := startRedis(t, channel, nameA)
+	b, inB := startRedis(t, channel, randomName("parsemcp-test-b-"))
+	admin := testRedis(t, "")
+	ctx := context.Background()
+
+	if err := b.Publish(ctx, Message{ID: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "before on A", func() bool { return inA.count("before") == 1 })
+
+	for round := 1; round <= 2; round++ {
+		if n := killPubSub(t, admin, nameA); n != 1 {
+			t.Fatalf("killed %d pub/sub connections of A, want 1", n)
+		}
+		waitFor(t, 10*time.Second, "the resync message on A", func() bool { return inA.count(ResyncID) == round })
+		if m, _ := inA.find(ResyncID); len(m.Payload) != 0 {
+			t.Fatalf("resync payload %q", m.Payload)
+		}
+		// After the resync the subscription is live again: later publishes
+		// arrive, in both directions.
+		id := fmt.Sprint("after-", round)
+		if err := b.Publish(ctx, Message{ID: id + "-b"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Publish(ctx, Message{ID: id + "-a"}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 5*time.Second, id+" on both", func() bool {
+			return inA.count(id+"-b") == 1 && inB.count(id+"-a") == 1 && inA.count(id+"-a") == 1
+		})
+	}
+	if inB.count(ResyncID) != 0 {
+		t.Fatal("B resynced though its connection was not touched")
+	}
+}
+
+// Without Redis: Publish still reaches the local listeners and reports the
+// error; the subscriber keeps retrying; Close returns promptly.
+func TestRedisNotifierUnreachable(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	defer c.Close()
+	n := NewRedis(c, "nowhere", quietLog())
+	var in inbox
+	n.Listen(in.add)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := WaitReady(ctx, n); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitReady without Redis: %v", err)
+	}
+	err := n.Publish(context.Background(), Message{ID: "x"})
+	if err == nil || !strings.Contains(err.Error(), `Redis channel "nowhere"`) {
+		t.Fatalf("Publish without Redis: %v", err)
+	}
+	if in.count("x") != 1 {
+		t.Fatal("the local listener missed the message")
+	}
+	done := make(chan struct{})
+	go func() { n.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hangs")
+	}
+}
+
+// A malformed frame on the channel (another program, another version) is
+// dropped, and the subscriber carries on.
+func TestRedisNotifierMalformed(t *testing.T) {
+	channel := randomName("parsemcp-test-subscribe-")
+	_, in := startRedis(t, channel, randomName("parsemcp-test-a-"))
+	raw := testRedis(t, "")
+	ctx := context.Background()
+	for _, bad := range []string{"", "hello", "\x01\x09"} {
+		if err := raw.Publish(ctx, channel, bad).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := raw.Publish(ctx, channel, encodeFrame("someone-else", Message{ID: "good"})).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the good message", func() bool { return in.count("good") == 1 })
+	if got := in.ids(); len(got) != 1 {
+		t.Fatalf("received %q, want only good", got)
+	}
+}
+
+// Health-check pings on an idle subscription are answered: no reconnect,
+// no resync, and messages still arrive.
+func TestRedisNotifierIdleHealthCheck(t *testing.T) {
+	old := redisHealthInterval
+	redisHealthInterval = 40 * time.Millisecond
+	t.Cleanup(func() { redisHealthInterval = old }) // runs after the notifiers' Close
+	channel := randomName("parsemcp-test-subscribe-")
+	_, in := startRedis(t, channel, randomName("parsemcp-test-a-"))
+	b, _ := startRedis(t, channel, randomName("parsemcp-test-b-"))
+	time.Sleep(15 * redisHealthInterval) // idle: several ping rounds
+	if err := b.Publish(context.Background(), Message{ID: "after-idle"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "after-idle", func() bool { return in.count("after-idle") == 1 })
+	if in.count(ResyncID) != 0 {
+		t.Fatal("an idle, healthy subscription reconnected")
+	}
+}
