@@ -12,8 +12,10 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/prompts"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/subscribe"
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // watcher is an HTTP client session that records the resources/updated
@@ -213,5 +215,70 @@ func TestLiveSubscribeRefusals(t *testing.T) {
 	}
 	if snap := srv.LiveSnapshot(); snap.Subscriptions != 2 {
 		t.Fatalf("index: %+v", snap)
+	}
+}
+
+// Tools and prompts registered at run time reach every session's list
+// through tools/list_changed and prompts/list_changed.
+func TestListChanged(t *testing.T) {
+	st := fixtureStore(t)
+	reg, preg := tools.NewRegistry(), prompts.NewRegistry()
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Tools: reg, Prompts: preg,
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	changed := make(chan string, 8)
+	ct, stt := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(context.Background(), stt); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "lc", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:   func(context.Context, *mcp.ToolListChangedRequest) { changed <- "tools" },
+		PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) { changed <- "prompts" },
+	}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := reg.Register(&tools.Tool{Name: "added_later", Description: "x", Permission: agent.Readonly, ReadOnly: true,
+		Handler: func(context.Context, *tools.Call) (any, error) { return map[string]any{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-changed:
+		if got != "tools" {
+			t.Fatalf("got %s list_changed", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no tools/list_changed")
+	}
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tl := range lt.Tools {
+		found = found || tl.Name == "added_later"
+	}
+	if !found {
+		t.Fatal("the new tool is not listed")
+	}
+	if err := preg.Register(prompts.Prompt{Name: "added_prompt", Description: "x",
+		Render: func(context.Context, prompts.Env, map[string]string) (prompts.Rendered, error) {
+			return prompts.Rendered{Text: "x"}, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-changed:
+		if got != "prompts" {
+			t.Fatalf("got %s list_changed", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no prompts/list_changed")
 	}
 }

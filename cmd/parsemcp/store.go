@@ -353,6 +353,11 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		return nil, nil, err
 	}
 	f.pol = pol
+	if pg, ok := st.(*postgres.Store); ok {
+		if installed, err := pg.ChangeFeedInstalled(ctx); err == nil && !installed {
+			log.Warn("the PostgreSQL change feed is not installed: resource subscriptions see only the writes made through this process; run `parsemcp migrate --store …` once")
+		}
+	}
 	var factory mcpserver.AgentFactory
 	if pol != nil {
 		factory = f.policyFactory(pol, st)
