@@ -99,3 +99,56 @@ func TestLiveAcrossServeProcesses(t *testing.T) {
 		}
 	})
 }
+
+// `parsemcp serve --demo` and two real clients: the count one subscribed
+// to is updated live while the other writes.
+func TestServeDemoLiveCount(t *testing.T) {
+	cache := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cache, "HOME=" + cache, "PARSEMCP_ALLOW_WRITE_TOOLS=true", "PARSEMCP_ALLOW_RAW_CRUD=true"}
+	s := startServe(t, env, "--demo", "--demo-rows", "300", "--permission", "write", "--rate-limit", "0")
+	ctx := context.Background()
+	updates := make(chan string, 64)
+	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	const uri = "parse://Ticket/count"
+	read := func() string {
+		r, err := watcher.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Contents[0].Text
+	}
+	before := read()
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	writer, err := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer writer.Close()
+	for i := 0; ; i++ {
+		if out, isErr := callTool(t, writer, "create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"title": "live"}}); isErr {
+			t.Fatalf("create_object: %v", out)
+		}
+		select {
+		case got := <-updates:
+			if got != uri {
+				t.Fatalf("notification for %s", got)
+			}
+			if after := read(); after == before {
+				t.Fatalf("notified, but the count reads the same: %s", after)
+			}
+			return
+		case <-time.After(time.Second):
+			if i == 9 {
+				t.Fatalf("no notification\n%s", s.stderr)
+			}
+		}
+	}
+}
