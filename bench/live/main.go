@@ -376,12 +376,10 @@ type bench struct {
 	uris    []string
 	fanout  *fanoutClock
 
-	byCS    sync.Map // *mcp.ClientSession → *sess
-	want    atomic.Int64
-	got     atomic.Int64 // sessions notified at least once this burst
-	last    atomic.Int64 // UnixNano of the latest notification
-	allDone chan struct{}
-	seq     int
+	byCS sync.Map              // *mcp.ClientSession → *sess
+	cur  atomic.Pointer[round] // the burst being collected
+	last atomic.Int64          // UnixNano of the latest notification
+	seq  int
 }
 
 // updated is every SDK client's ResourceUpdatedHandler.
@@ -401,8 +399,8 @@ func (b *bench) record(s *sess, now time.Time) {
 	first := len(s.times) == 1
 	s.mu.Unlock()
 	b.last.Store(now.UnixNano())
-	if first && b.got.Add(1) == b.want.Load() {
-		close(b.allDone)
+	if r := b.cur.Load(); first && r != nil && r.got.Add(1) == r.want {
+		close(r.allDone)
 	}
 }
 
@@ -558,6 +556,14 @@ func parallel(n, workers int, f func(i int) error) error {
 	return first
 }
 
+// round counts the sessions notified at least once in one burst; a
+// straggler from an earlier burst can only count towards its own round.
+type round struct {
+	want    int64
+	got     atomic.Int64
+	allDone chan struct{} // closed when got reaches want
+}
+
 type burstStats struct {
 	writeTime  time.Duration // first write start → last write returned
 	fanoutDone time.Duration // first write start → the server handed the last change to the debouncer
@@ -575,9 +581,8 @@ func (b *bench) burst(ctx context.Context, ss []*sess) (burstStats, error) {
 		s.times = s.times[:0]
 		s.mu.Unlock()
 	}
-	b.got.Store(0)
-	b.want.Store(int64(len(ss)))
-	b.allDone = make(chan struct{})
+	r := &round{want: int64(len(ss)), allDone: make(chan struct{})}
+	b.cur.Store(r)
 	b.fanout.reset(b.c.writes)
 
 	t0 := time.Now()
@@ -595,7 +600,7 @@ func (b *bench) burst(ctx context.Context, ss []*sess) (burstStats, error) {
 	tLast := time.Now()
 
 	select {
-	case <-b.allDone:
+	case <-r.allDone:
 	case <-time.After(b.c.timeout):
 	case <-ctx.Done():
 		return burstStats{}, ctx.Err()
