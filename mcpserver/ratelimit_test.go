@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/redistest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/store"
@@ -49,28 +49,6 @@ func TestLocalRateLimit(t *testing.T) {
 	ok(t, aliceCS, "count_objects", countTicket) // another principal has its own bucket
 }
 
-// redisClient returns a client for the local Redis, skipping without one
-// (failing in CI).
-func redisClient(t *testing.T) *redis.Client {
-	t.Helper()
-	addr := os.Getenv("PARSEMCP_TEST_REDIS")
-	if addr == "" {
-		addr = "127.0.0.1:6379"
-	}
-	c := redis.NewClient(&redis.Options{Addr: addr})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI requires Redis at %s: %v", addr, err)
-		}
-		t.Skipf("Redis not reachable at %s (%v); start it or set PARSEMCP_TEST_REDIS", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func randomPrefix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -79,7 +57,7 @@ func randomPrefix() string {
 
 // Two server instances sharing Redis share one budget per principal.
 func TestRedisRateLimitShared(t *testing.T) {
-	c := redisClient(t)
+	c := redistest.Client(t, "")
 	st := fixtureStore(t)
 	prefix := randomPrefix()
 	bobID := agent.Identity{Mode: agent.AuthUser, UserID: bob}

@@ -2,52 +2,18 @@ package subscribe
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/parsemcp/parsemcp/internal/redistest"
 )
-
-func redisAddr() string {
-	if a := os.Getenv("PARSEMCP_TEST_REDIS"); a != "" {
-		return a
-	}
-	return "127.0.0.1:6379"
-}
-
-// testRedis returns a client for the local Redis named name (so a test can
-// find its connections in CLIENT LIST), skipping without Redis (failing in
-// CI).
-func testRedis(t *testing.T, name string) *redis.Client {
-	t.Helper()
-	addr := redisAddr()
-	c := redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI requires Redis at %s: %v", addr, err)
-		}
-		t.Skipf("Redis not reachable at %s (%v); start it or set PARSEMCP_TEST_REDIS", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func randomName(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
@@ -55,7 +21,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // and waits until it is subscribed.
 func startRedis(t *testing.T, channel, clientName string) (Notifier, *inbox) {
 	t.Helper()
-	n := NewRedis(testRedis(t, clientName), channel, quietLog())
+	n := NewRedis(redistest.Client(t, clientName), channel, quietLog())
 	t.Cleanup(func() { n.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -70,9 +36,9 @@ func startRedis(t *testing.T, channel, clientName string) (Notifier, *inbox) {
 // Two instances on one channel: what either publishes reaches both,
 // exactly once each.
 func TestRedisNotifierFanOut(t *testing.T) {
-	channel := randomName("parsemcp-test-subscribe-")
-	a, inA := startRedis(t, channel, randomName("parsemcp-test-a-"))
-	b, inB := startRedis(t, channel, randomName("parsemcp-test-b-"))
+	channel := redistest.Name("parsemcp-test-subscribe-")
+	a, inA := startRedis(t, channel, redistest.Name("parsemcp-test-a-"))
+	b, inB := startRedis(t, channel, redistest.Name("parsemcp-test-b-"))
 	ctx := context.Background()
 
 	payload := []byte("{\"class\":\"Ticket\",\"op\":\"update\"}\x00\xff")
@@ -118,45 +84,14 @@ func TestRedisNotifierFanOut(t *testing.T) {
 	}
 }
 
-// killPubSub drops the pub/sub connections of the client named name, as a
-// Redis restart or a network cut would (CLIENT KILL … TYPE pubsub, limited
-// to that client so other users of this Redis are not disturbed). It
-// returns how many it killed.
-func killPubSub(t *testing.T, admin *redis.Client, name string) int {
-	t.Helper()
-	ctx := context.Background()
-	list, err := admin.ClientList(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	killed := 0
-	for line := range strings.Lines(list) {
-		f := map[string]string{}
-		for kv := range strings.FieldsSeq(line) {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				f[k] = v
-			}
-		}
-		if f["name"] != name || f["sub"] == "0" {
-			continue
-		}
-		n, err := admin.ClientKillByFilter(ctx, "ID", f["id"], "TYPE", "pubsub").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		killed += int(n)
-	}
-	return killed
-}
-
 // When the subscriber's connection drops, the notifier reconnects, tells
 // its listeners to resync, and messages flow again both ways.
 func TestRedisNotifierReconnect(t *testing.T) {
-	channel := randomName("parsemcp-test-subscribe-")
-	nameA := randomName("parsemcp-test-a-")
+	channel := redistest.Name("parsemcp-test-subscribe-")
+	nameA := redistest.Name("parsemcp-test-a-")
 	a, inA := startRedis(t, channel, nameA)
-	b, inB := startRedis(t, channel, randomName("parsemcp-test-b-"))
-	admin := testRedis(t, "")
+	b, inB := startRedis(t, channel, redistest.Name("parsemcp-test-b-"))
+	admin := redistest.Client(t, "")
 	ctx := context.Background()
 
 	if err := b.Publish(ctx, Message{ID: "before"}); err != nil {
@@ -165,7 +100,7 @@ func TestRedisNotifierReconnect(t *testing.T) {
 	waitFor(t, 5*time.Second, "before on A", func() bool { return inA.count("before") == 1 })
 
 	for round := 1; round <= 2; round++ {
-		if n := killPubSub(t, admin, nameA); n != 1 {
+		if n := redistest.KillPubSub(t, admin, nameA); n != 1 {
 			t.Fatalf("killed %d pub/sub connections of A, want 1", n)
 		}
 		waitFor(t, 10*time.Second, "the resync message on A", func() bool { return inA.count(ResyncID) == round })
@@ -222,9 +157,9 @@ func TestRedisNotifierUnreachable(t *testing.T) {
 // A malformed frame on the channel (another program, another version) is
 // dropped, and the subscriber carries on.
 func TestRedisNotifierMalformed(t *testing.T) {
-	channel := randomName("parsemcp-test-subscribe-")
-	_, in := startRedis(t, channel, randomName("parsemcp-test-a-"))
-	raw := testRedis(t, "")
+	channel := redistest.Name("parsemcp-test-subscribe-")
+	_, in := startRedis(t, channel, redistest.Name("parsemcp-test-a-"))
+	raw := redistest.Client(t, "")
 	ctx := context.Background()
 	for _, bad := range []string{"", "hello", "\x01\x09"} {
 		if err := raw.Publish(ctx, channel, bad).Err(); err != nil {
@@ -246,9 +181,9 @@ func TestRedisNotifierIdleHealthCheck(t *testing.T) {
 	old := redisHealthInterval
 	redisHealthInterval = 40 * time.Millisecond
 	t.Cleanup(func() { redisHealthInterval = old }) // runs after the notifiers' Close
-	channel := randomName("parsemcp-test-subscribe-")
-	_, in := startRedis(t, channel, randomName("parsemcp-test-a-"))
-	b, _ := startRedis(t, channel, randomName("parsemcp-test-b-"))
+	channel := redistest.Name("parsemcp-test-subscribe-")
+	_, in := startRedis(t, channel, redistest.Name("parsemcp-test-a-"))
+	b, _ := startRedis(t, channel, redistest.Name("parsemcp-test-b-"))
 	time.Sleep(15 * redisHealthInterval) // idle: several ping rounds
 	if err := b.Publish(context.Background(), Message{ID: "after-idle"}); err != nil {
 		t.Fatal(err)

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/redistest"
 )
 
 // Two `parsemcp serve` processes share one PostgreSQL database and Redis:
@@ -18,14 +17,7 @@ import (
 // instance A, and about a row written by plain SQL while B's change-feed
 // connection was cut (B reconnects and catches up).
 func TestLiveAcrossServeProcesses(t *testing.T) {
-	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	defer rc.Close()
-	if err := rc.Ping(context.Background()).Err(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI requires Redis: %v", err)
-		}
-		t.Skipf("Redis not reachable: %v", err)
-	}
+	redistest.Client(t, "") // skips without Redis (fails in CI)
 	url := pgtest.Schema(t, "live_e2e")
 	if _, stderr, code := run(t, nil, "demo", "--rows", "300", "--out", url, "-q"); code != 0 {
 		t.Fatalf("demo: %s", stderr)
@@ -34,8 +26,8 @@ func TestLiveAcrossServeProcesses(t *testing.T) {
 		t.Fatalf("migrate: %s", stderr)
 	}
 	writeEnv := []string{"PARSEMCP_ALLOW_WRITE_TOOLS=true", "PARSEMCP_ALLOW_RAW_CRUD=true"}
-	a := startServe(t, writeEnv, "--store", url, "--redis", "redis://127.0.0.1:6379/0", "--permission", "write", "--rate-limit", "0")
-	b := startServe(t, nil, "--store", url, "--redis", "redis://127.0.0.1:6379/0", "--rate-limit", "0", "--live-debounce", "100ms")
+	a := startServe(t, writeEnv, "--store", url, "--redis", "redis://"+redistest.Addr()+"/0", "--permission", "write", "--rate-limit", "0")
+	b := startServe(t, nil, "--store", url, "--redis", "redis://"+redistest.Addr()+"/0", "--rate-limit", "0", "--live-debounce", "100ms")
 	ctx := context.Background()
 
 	updates := make(chan string, 64)
