@@ -50,28 +50,10 @@ func (v *Visibility) Sees(obj parse.Object) (bool, error) {
 	if v.matchable != nil {
 		return false, v.matchable
 	}
-	if !v.master && !aclReads(obj["ACL"], v.acl) {
+	if !v.master && !parse.ReadableBy(obj["ACL"], v.acl) {
 		return false, nil
 	}
 	return query.Match(v.where, obj)
-}
-
-// aclReads reports whether an ACL grants read to one of entries. No ACL
-// (nil) is public, as a NULL _rperm is.
-func aclReads(acl any, entries []string) bool {
-	m, ok := acl.(map[string]any)
-	if acl == nil {
-		return true
-	}
-	if !ok {
-		return false
-	}
-	for _, e := range entries {
-		if perms, ok := m[e].(map[string]any); ok && perms["read"] == true {
-			return true
-		}
-	}
-	return false
 }
 
 // CountsID reports whether the object id of class is among the rows the

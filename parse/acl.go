@@ -60,6 +60,25 @@ func ParseACL(v any) (ACL, error) {
 	return acl, nil
 }
 
+// ReadableBy reports whether an ACL in REST form (as ParseACL takes it)
+// grants read to one of entries, without decoding it. No ACL (nil) is
+// public, as a NULL _rperm is; an ACL of another shape grants nothing.
+func ReadableBy(rest any, entries []string) bool {
+	if rest == nil {
+		return true
+	}
+	m, ok := rest.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, e := range entries {
+		if perms, ok := m[e].(map[string]any); ok && perms["read"] == true {
+			return true
+		}
+	}
+	return false
+}
+
 // Encode returns the REST form.
 func (a ACL) Encode() map[string]any {
 	if a == nil {
