@@ -386,23 +386,30 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	if f.noApproval {
 		log.Warn("destructive changes run without a person's approval (--no-approval)")
 	}
-	limiter, err := f.limiter()
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	opts.RateLimit = limiter
-	opts.Live = &mcpserver.LiveOptions{Debounce: f.liveDebounce}
+	// One Redis client serves the shared rate limit and the live change
+	// stream.
+	var rc *redis.Client
 	if f.redisURL != "" {
 		ropt, err := redis.ParseURL(f.redisURL)
 		if err != nil {
 			st.Close()
 			return nil, nil, fmt.Errorf("--redis: %w", err)
 		}
-		rc := redis.NewClient(ropt)
+		rc = redis.NewClient(ropt)
+		f.closers = append(f.closers, func() { rc.Close() })
+	}
+	limiter, err := f.limiter(rc)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	opts.RateLimit = limiter
+	opts.Live = &mcpserver.LiveOptions{Debounce: f.liveDebounce}
+	if rc != nil {
 		n := subscribe.NewRedis(rc, "parsemcp:live", log)
 		opts.Live.Notifier = n
-		f.closers = append(f.closers, func() { n.Close(); rc.Close() })
+		// Closers run in order: the notifier stops before its client.
+		f.closers = append([]func(){func() { n.Close() }}, f.closers...)
 	}
 	switch f.audit {
 	case "", "off":
@@ -456,18 +463,14 @@ func parseRate(spec string) (n int, window time.Duration, err error) {
 }
 
 // limiter builds the per-principal limiter: local token buckets, or a
-// Redis-shared window when --redis is set.
-func (f *storeFlags) limiter() (ratelimit.Limiter, error) {
+// Redis-shared window on rc (the --redis client) when there is one.
+func (f *storeFlags) limiter(rc *redis.Client) (ratelimit.Limiter, error) {
 	n, window, err := parseRate(f.rateLimit)
 	if err != nil || n == 0 {
 		return nil, err
 	}
-	if f.redisURL != "" {
-		opt, err := redis.ParseURL(f.redisURL)
-		if err != nil {
-			return nil, fmt.Errorf("--redis: %w", err)
-		}
-		return ratelimit.NewRedis(redis.NewClient(opt), "parsemcp:rl", n, window), nil
+	if rc != nil {
+		return ratelimit.NewRedis(rc, "parsemcp:rl", n, window), nil
 	}
 	return ratelimit.NewLocal(float64(n)/window.Seconds(), max(n/6, 5)), nil
 }
