@@ -55,6 +55,9 @@ type live struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*liveSession
+	// watched holds the sessions whose end is being waited for (one
+	// goroutine each, until the session ends).
+	watched map[string]bool
 }
 
 // liveSession is one session holding subscriptions: how to reach it, who
@@ -71,7 +74,7 @@ func newLive(s *Server, o *LiveOptions) *live {
 		o = &LiveOptions{}
 	}
 	l := &live{srv: s, log: s.log, index: subscribe.NewIndex(o.Limits), notifier: o.Notifier,
-		dedup: subscribe.NewDedup(subscribe.DefaultDedupSize), sessions: map[string]*liveSession{}, origin: newCorrelationID()}
+		dedup: subscribe.NewDedup(subscribe.DefaultDedupSize), sessions: map[string]*liveSession{}, watched: map[string]bool{}, origin: newCorrelationID()}
 	if l.notifier == nil {
 		l.notifier = subscribe.NewLocal()
 	}
@@ -273,20 +276,26 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	}
 	l.mu.Lock()
 	ls := l.sessions[sid]
-	fresh := ls == nil
-	if fresh {
+	if ls == nil {
 		ls = &liveSession{ss: req.Session, vis: map[string]*agent.Visibility{}}
 		l.sessions[sid] = ls
 	}
+	// A session that unsubscribed from everything and subscribes again
+	// is already being waited for.
+	watch := !l.watched[sid]
+	l.watched[sid] = true
 	l.mu.Unlock()
 	ls.mu.Lock()
 	ls.agent = a
 	ls.vis[class] = vis
 	ls.mu.Unlock()
-	if fresh {
+	if watch {
 		// Disconnect, DELETE or idle timeout: release the subscriptions.
 		go func() {
 			_ = req.Session.Wait()
+			l.mu.Lock()
+			delete(l.watched, sid)
+			l.mu.Unlock()
 			l.release(sid)
 		}()
 	}
