@@ -15,7 +15,11 @@ type Dialect interface {
 	Ident(name string) string
 	// JSONScalar extracts the scalar at sub inside a JSON column; param
 	// binds an argument and returns its placeholder. cmp is the value the
-	// expression will be compared with (its Go type may select a cast).
+	// expression will be compared with: the expression holds only a JSON
+	// value of cmp's type (string, float64 number, bool) and is NULL for a
+	// value of another type or a nested object or array, so values never
+	// compare across types; with a nil cmp it is NULL only when the path is
+	// missing or JSON null.
 	JSONScalar(col string, sub []string, param func(any) string, cmp any) string
 	// ArrayAny renders a predicate true when the JSON array column has an
 	// element satisfying "elem <cond>", where cond is built from the element
@@ -226,6 +230,9 @@ func (b *Builder) in(x In) string {
 		}
 		return "1=0"
 	}
+	if len(x.Path.Sub) > 0 && !x.ArrayElem {
+		return b.jsonIn(x)
+	}
 	var sample any = x.Values[0]
 	phs := make([]string, 0, len(x.Values))
 	hasNull := false
@@ -267,6 +274,55 @@ func (b *Builder) in(x In) string {
 		return "(" + col + " IS NULL OR " + in + ")"
 	}
 	return in
+}
+
+// jsonIn renders $in/$nin on a path inside an Object field. JSONScalar
+// extracts a scalar of one JSON type, so the values are grouped by type and
+// each group is compared with the scalar of its own type: a string in the
+// list never matches a number or a boolean, and a mixed list binds each
+// value with its own type. A value of no listed type (or a nested object or
+// array) is in no group and is not null, so it matches $nin, with or
+// without null in the list; the null test reads the path untyped.
+func (b *Builder) jsonIn(x In) string {
+	var (
+		kinds   []string
+		groups  = map[string][]string{}
+		samples = map[string]any{}
+		hasNull bool
+	)
+	for _, v := range x.Values {
+		if v == nil {
+			hasNull = true
+			continue
+		}
+		k := fmt.Sprintf("%T", v)
+		if _, ok := groups[k]; !ok {
+			kinds = append(kinds, k)
+			samples[k] = v
+		}
+		groups[k] = append(groups[k], b.Param(v))
+	}
+	terms := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		terms = append(terms, b.column(x.Path, samples[k])+" IN ("+strings.Join(groups[k], ", ")+")")
+	}
+	hit := "1=0"
+	switch len(terms) {
+	case 0:
+	case 1:
+		hit = terms[0]
+	default:
+		hit = "(" + strings.Join(terms, " OR ") + ")"
+	}
+	switch {
+	case x.Not && hasNull:
+		return "(" + b.column(x.Path, nil) + " IS NOT NULL AND (" + hit + ") IS NOT TRUE)"
+	case x.Not:
+		return "((" + hit + ") IS NOT TRUE)"
+	case hasNull:
+		return "(" + b.column(x.Path, nil) + " IS NULL OR " + hit + ")"
+	}
+	return hit
 }
 
 // subquery renders SELECT key FROM q.Class WHERE … (its own ReadACL

@@ -24,7 +24,16 @@ func (dialect) Param(n int) string { return "?" + strconv.Itoa(n) }
 
 func (dialect) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-func (dialect) JSONScalar(col string, sub []string, param func(any) string, _ any) string {
+// JSONScalar extracts the scalar at sub of the same JSON type as cmp, as
+// PostgreSQL's dialect does: json_extract alone reports JSON true/false as
+// 1/0 and SQLite orders numbers before text and a nested object or array
+// as its JSON text, so a boolean would equal 1 and "z" would order after
+// every number. Here a value of another JSON type (or a nested object or
+// array) is NULL: booleans are 1/0 (as Value binds them) only when the JSON
+// is true/false, numbers only JSON integers and reals, text only JSON
+// strings. With a nil cmp it is NULL when the path is missing or JSON null.
+// The path is bound once and its placeholder used twice.
+func (dialect) JSONScalar(col string, sub []string, param func(any) string, cmp any) string {
 	var b strings.Builder
 	b.WriteString("$")
 	for _, s := range sub {
@@ -32,16 +41,30 @@ func (dialect) JSONScalar(col string, sub []string, param func(any) string, _ an
 		b.WriteString(s) // segments are validated [A-Za-z0-9_-]; bound, not spliced
 		b.WriteString(`"`)
 	}
-	return "json_extract(" + col + ", " + param(b.String()) + ")"
+	path := param(b.String())
+	extract := "json_extract(" + col + ", " + path + ")"
+	typ := "json_type(" + col + ", " + path + ")"
+	switch cmp.(type) {
+	case nil:
+		return extract
+	case float64:
+		return "(CASE WHEN " + typ + " IN ('integer', 'real') THEN " + extract + " END)"
+	case bool:
+		return "(CASE " + typ + " WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
+	}
+	return "(CASE WHEN " + typ + " = 'text' THEN " + extract + " END)"
 }
 
 // arrayElem is the element json_each yields, typed as MongoDB compares
 // array elements: json_each reports true/false as 1/0, so booleans become
 // one-byte BLOBs (which never equal a number or a string, and match what
 // ArrayElem binds for a boolean); nested arrays and objects (their JSON
-// text) and nulls become NULL and match no scalar.
+// text) and nulls become the BLOB x'ff', which equals nothing ArrayElem
+// binds but, unlike NULL, is not unknown: it is NOT IN every list, so
+// $containedBy and $nor see such an element as PostgreSQL sees its jsonb
+// null or nested value (none of the scalars).
 const arrayElem = "(CASE je.type WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' " +
-	"WHEN 'text' THEN je.value WHEN 'integer' THEN je.value WHEN 'real' THEN je.value END)"
+	"WHEN 'text' THEN je.value WHEN 'integer' THEN je.value WHEN 'real' THEN je.value ELSE x'ff' END)"
 
 func (dialect) ArrayAny(col string, cond func(string) string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS je WHERE " + cond(arrayElem) + ")"

@@ -201,6 +201,21 @@ var whereCases = []struct{ where, want string }{
 	{`{"meta.plan": {"$ne": "pro"}}`, `["i2","i4","i5","i6"]`},
 	{`{"meta.plan": {"$nin": ["pro", "free"]}}`, `["i5","i6"]`},
 	{`{"meta.nothing": "x"}`, `[]`},
+	// … comparing only values of the operand's JSON type: true is not 1,
+	// "3" is not 3, text does not order among numbers, a nested object is
+	// not its JSON text, and a mixed list matches each value by its type
+	{`{"meta.flags.beta": 1}`, `[]`},
+	{`{"meta.flags.beta": {"$ne": 1}}`, `["i1","i2","i3","i4","i5","i6"]`},
+	{`{"meta.level": "3"}`, `[]`},
+	{`{"meta.level": {"$lt": "z"}}`, `[]`},
+	{`{"meta.plan": {"$gt": 0}}`, `[]`},
+	{`{"meta.flags": {"$regex": "beta"}}`, `[]`},
+	{`{"meta.plan": {"$in": ["pro", 3]}}`, `["i1","i3"]`},
+	{`{"meta.level": {"$in": [3, "free", true]}}`, `["i1"]`},
+	{`{"meta.level": {"$nin": [3, "free"]}}`, `["i2","i3","i4","i5","i6"]`},
+	{`{"meta.level": {"$in": ["3", null]}}`, `["i4","i5"]`},
+	{`{"meta.level": {"$nin": ["3", null]}}`, `["i1","i2","i3","i6"]`},
+	{`{"meta.plan": {"$nin": ["pro", null]}}`, `["i2","i4","i6"]`},
 
 	// pointers, by bare id and by Pointer value
 	{`{"owner": "u1"}`, `["i1","i3"]`},
@@ -405,7 +420,7 @@ func testCount(t *testing.T, s store.Store) {
 
 // testArrayElementTypes: array "contains" compares elements by JSON type and
 // value, as MongoDB does: true is not 1, "1" is not 1, and a nested array is
-// not its JSON text.
+// not its JSON text (nor, for $containedBy, one of the values; nor is null).
 func testArrayElementTypes(t *testing.T, s store.Store) {
 	mustCreateClass(t, s, classFromJSON(t, `{"className": "Bag", "fields": {"arr": {"type": "Array"}}, "classLevelPermissions": {}}`))
 	mustCreate(t, s, "Bag", decodeObjects(t, `[
@@ -436,6 +451,9 @@ func testArrayElementTypes(t *testing.T, s store.Store) {
 		{`{"arr": {"$all": [1, true]}}`, nil},
 		{`{"arr": {"$ne": true}}`, []string{"b1", "b3", "b4", "b5", "b6", "b7"}},
 		{`{"arr": {"$nin": [1, false]}}`, []string{"b2", "b3", "b5", "b6", "b7"}},
+		// a null or nested element is none of the values
+		{`{"arr": {"$containedBy": [1, "1", true, "true", 1.5, false, 0, "a"]}}`, []string{"b1", "b2", "b3", "b4", "b5", "b6"}},
+		{`{"$nor": [{"arr": {"$containedBy": [1, "1", true, "true", 1.5, false, 0, "a"]}}]}`, []string{"b7"}},
 	}
 	byID := order(t, s, "Bag", "objectId")
 	for _, c := range cases {
