@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
@@ -33,6 +34,16 @@ func (s *Scope) Visibility(ctx context.Context, class string) (*Visibility, erro
 	}
 	p := s.principal()
 	return &Visibility{class: class, where: where, acl: s.readACL(), master: p.Master, matchable: query.Matchable(where)}, nil
+}
+
+// Key identifies the rule: two Visibilities with equal Keys decide every
+// row alike, and so does CountsID for the agents they were built for (the
+// class, the governed where, the read-ACL entries and the master flag are
+// all a count depends on). The live server evaluates one rule per Key
+// instead of one per subscriber. Two equal rules may still get different
+// Keys (a where holding pointers); never the reverse.
+func (v *Visibility) Key() string {
+	return fmt.Sprintf("%s\x00%t\x00%q\x00%#v", v.class, v.master, v.acl, v.where)
 }
 
 // InMemory reports whether Sees can decide without the database; when it

@@ -151,7 +151,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !checkBody(w, body) {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(liftCategoryBody(body)))
+		r.Body = io.NopCloser(bytes.NewReader(liftBody(body)))
 	}
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= statelessVersion
 
@@ -271,6 +271,7 @@ func (h *handler) forget(id string) {
 	h.mu.Lock()
 	delete(h.sessions, id)
 	h.mu.Unlock()
+	h.srv.live.release(id) // at once, rather than at the next sweep
 }
 
 // boundSessions returns how many session bindings the handler holds.

@@ -58,9 +58,10 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	return h
 }
 
-// liftCategoryBody applies liftCategory to a tools/list request body.
-func liftCategoryBody(body []byte) []byte {
-	if !bytes.Contains(body, []byte(`"tools/list"`)) || !bytes.Contains(body, []byte(`"category"`)) {
+// liftBody applies liftRequest to a request body (one JSON-RPC message;
+// batches and anything else pass unchanged).
+func liftBody(body []byte) []byte {
+	if !bytes.Contains(body, []byte(`"tools/list"`)) && !bytes.Contains(body, []byte(`"subscriptions/listen"`)) {
 		return body
 	}
 	var msg map[string]json.RawMessage
@@ -68,10 +69,10 @@ func liftCategoryBody(body []byte) []byte {
 		return body
 	}
 	var method string
-	if json.Unmarshal(msg["method"], &method) != nil || method != "tools/list" {
+	if json.Unmarshal(msg["method"], &method) != nil {
 		return body
 	}
-	p, changed := liftCategory(msg["params"])
+	p, changed := liftRequest(method, msg["id"], msg["params"])
 	if !changed {
 		return body
 	}

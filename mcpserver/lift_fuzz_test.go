@@ -135,14 +135,17 @@ func FuzzLiftCategoryBody(f *testing.F) {
 	f.Add([]byte(`{"method":"tools/list","params":{"category":"query"}`))
 	f.Add([]byte(`not json "tools/list" "category"`))
 	f.Add([]byte(``))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["parse://Ticket/count"]}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"subscriptions/listen","params":{"_meta":{"dev.parsemcp/listenId":"forged"},"notifications":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{}}}`))
 	for _, s := range liftParamSeeds {
 		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + s + `}`))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in := bytes.Clone(body)
-		out := liftCategoryBody(body)
+		out := liftBody(body)
 		if !bytes.Equal(in, body) {
-			t.Fatalf("liftCategoryBody modified its input")
+			t.Fatalf("liftBody modified its input")
 		}
 		if bytes.Equal(in, out) {
 			return
@@ -158,7 +161,7 @@ func FuzzLiftCategoryBody(f *testing.F) {
 			t.Fatalf("rewrote a body that is not a JSON object: %s → %s", in, out)
 		}
 		var method string
-		if json.Unmarshal(before["method"], &method) != nil || method != "tools/list" {
+		if json.Unmarshal(before["method"], &method) != nil || (method != "tools/list" && method != "subscriptions/listen") {
 			t.Fatalf("rewrote a %q request: %s", method, in)
 		}
 		for k, v := range before {
@@ -174,6 +177,15 @@ func FuzzLiftCategoryBody(f *testing.F) {
 		}
 		if len(after) != len(before) {
 			t.Fatalf("members gained or lost: %s → %s", in, out)
+		}
+		if method == "subscriptions/listen" {
+			var p struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			if err := json.Unmarshal(after["params"], &p); err != nil || string(p.Meta["dev.parsemcp/listenId"]) != string(before["id"]) {
+				t.Fatalf("listen rewrite of %s does not carry its id: %s", in, out)
+			}
+			return
 		}
 		checkLifted(t, before["params"], after["params"], true)
 	})

@@ -282,3 +282,51 @@ func TestListChanged(t *testing.T) {
 		t.Fatal("no prompts/list_changed")
 	}
 }
+
+// Subscribers are grouped by visibility rule, never by principal alone:
+// two sessions of the same user, one of them narrowed by a row filter,
+// are told about different changes, and so are sessions of different
+// users whose rows differ. Sessions with the same rule share one group and
+// are each told once.
+func TestLiveGroupsNeverMergeRules(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond},
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {
+		a := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: alice})
+		switch r.Header.Get("Authorization") {
+		case "Bearer all-a", "Bearer all-b":
+		case "Bearer open-only":
+			a.Policy.Filters = []agent.ClassFilters{{"Ticket": {"status": "open"}}}
+		default:
+			return nil, agent.ErrUnauthorized
+		}
+		return a, nil
+	}})
+	const count = "parse://Ticket/count"
+	all1, all2, open := watch(t, srv, url, "all-a"), watch(t, srv, url, "all-b"), watch(t, srv, url, "open-only")
+	for _, w := range []*watcher{all1, all2, open} {
+		if err := w.subscribe(t, count); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "closed one", "status": "closed", "ACL": aclFor(alice)}}); err != nil {
+		t.Fatal(err)
+	}
+	all1.next(t, count)
+	all2.next(t, count)
+	open.none(t, "a closed ticket, filtered out of this session's rows")
+	all1.none(t, "after its one notification")
+	all2.none(t, "after its one notification")
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "open one", "status": "open", "ACL": aclFor(alice)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []*watcher{all1, all2, open} {
+		w.next(t, count)
+	}
+}

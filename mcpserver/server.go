@@ -257,7 +257,8 @@ func agentFrom(ctx context.Context) *agent.Agent {
 func needsAgent(method string) bool {
 	switch method {
 	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
-		"prompts/list", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe":
+		"prompts/list", "prompts/get", "completion/complete", "resources/subscribe", "resources/unsubscribe",
+		"subscriptions/listen":
 		return true
 	}
 	return false

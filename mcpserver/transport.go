@@ -51,8 +51,58 @@ func liftCategory(params json.RawMessage) (json.RawMessage, bool) {
 	return out, true
 }
 
+// liftRequest rewrites the params of the requests the SDK needs help with:
+// a tools/list request gets its category lifted (liftCategory), and a
+// subscriptions/listen request gets its own JSON-RPC id in
+// _meta["dev.parsemcp/listenId"] (any value the client put there is
+// replaced), which the SDK passes to the subscribe handler: notifications
+// for the listen must name it.
+func liftRequest(method string, id, params json.RawMessage) (json.RawMessage, bool) {
+	switch method {
+	case "tools/list":
+		return liftCategory(params)
+	case "subscriptions/listen":
+		if len(id) == 0 || string(id) == "null" {
+			return params, false
+		}
+		return setMeta(params, listenIDMeta, id)
+	}
+	return params, false
+}
+
+// setMeta sets _meta[key] in params, a JSON object (anything else is left
+// as it is, for the SDK to refuse).
+func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil || m == nil {
+		return params, false
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := m["_meta"]; ok {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return params, false
+		}
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[key] = value
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return params, false
+	}
+	m["_meta"] = mb
+	out, err := json.Marshal(m)
+	if err != nil {
+		return params, false
+	}
+	return out, true
+}
+
 // WrapTransport adapts a transport for this server: tools/list requests get
-// their category lifted. Use it for stdio, in-memory and command transports.
+// their category lifted, and subscriptions/listen requests carry their id
+// to the subscribe handler (liftRequest). Use it for stdio, in-memory and
+// command transports.
 func WrapTransport(t mcp.Transport) mcp.Transport { return liftingTransport{t} }
 
 type liftingTransport struct{ mcp.Transport }
@@ -69,8 +119,12 @@ type liftingConn struct{ mcp.Connection }
 
 func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/list" {
-		if p, changed := liftCategory(req.Params); changed {
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && (req.Method == "tools/list" || req.Method == "subscriptions/listen") {
+		var id json.RawMessage
+		if req.ID.IsValid() {
+			id, _ = json.Marshal(req.ID.Raw())
+		}
+		if p, changed := liftRequest(req.Method, id, req.Params); changed {
 			req.Params = p
 		}
 	}

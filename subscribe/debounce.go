@@ -131,6 +131,16 @@ func (d *Debouncer) Trigger(key string) {
 	}
 }
 
+// Armed reports whether key has a fire pending: a Trigger now would be
+// coalesced into it. Callers use it to skip work for events that cannot
+// produce another fire.
+func (d *Debouncer) Armed(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.pending[key]
+	return ok
+}
+
 // Cancel drops key's pending fire and reports whether there was one.
 func (d *Debouncer) Cancel(key string) bool {
 	d.mu.Lock()

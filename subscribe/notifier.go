@@ -17,6 +17,11 @@ import (
 type Message struct {
 	ID      string
 	Payload []byte
+	// Value, when set by the publisher, is what Payload encodes, in
+	// memory: listeners in the publishing process may use it instead of
+	// decoding Payload. It never leaves the process (other instances get
+	// Payload only), and listeners must not modify it.
+	Value any
 }
 
 // ResyncID is the ID of a message that means "changes may have been

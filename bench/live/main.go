@@ -272,12 +272,12 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("  heap   %8.0f B   (live heap %.1f → %.1f MiB)\n", heap, mib(m0.heap), mib(m1.heap))
 	fmt.Printf("  stacks %8.0f B   (goroutines %d → %d: %+.2f per subscription)\n", stack, m0.goroutines, m1.goroutines, float64(m1.goroutines-m0.goroutines)/n)
 	fmt.Printf("  total  %8.0f B   (target ≤ %d)\n", heap+stack, maxBytesPerSub)
-	fmt.Println("  includes, server: the subscribe.Index entries (both directions), live's session record with its agent.Visibility,")
-	fmt.Println("  the SDK server's resourceSubscriptions entry, and the goroutine live starts per session to wait for its end (its")
+	fmt.Println("  includes, server: the subscribe.Index entries (both directions), live's session record and its group membership")
+	fmt.Println("  (one agent.Visibility per group of equal rules), and the SDK server's resourceSubscriptions entry;")
 	if c.client == "raw" {
-		fmt.Println("  stack and g); client: nothing (the raw client keeps no state). Excludes the session itself (connected before).")
+		fmt.Println("  client: nothing (the raw client keeps no state). Excludes the session itself (connected before).")
 	} else {
-		fmt.Println("  stack and g); client: whatever the SDK client session keeps after resources/subscribe.")
+		fmt.Println("  client: whatever the SDK client session keeps after resources/subscribe.")
 	}
 	fmt.Printf("  excludes the sessions themselves, connected before the first reading: %.0f B of heap and %.1f goroutines (%.0f B of stacks)\n",
 		float64(int64(m0.heap)-int64(mPre.heap))/n, float64(m0.goroutines-mPre.goroutines)/n, float64(int64(m0.stack)-int64(mPre.stack))/n)

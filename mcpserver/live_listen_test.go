@@ -1,0 +1,246 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// update is one notifications/resources/updated as a 2026-07-28 client
+// sees it: the URI and the subscription id it names.
+type update struct{ uri, subscription string }
+
+// listener is a 2026-07-28 (stateless) client session: each Subscribe
+// opens a subscriptions/listen stream.
+type listener struct {
+	cs      *mcp.ClientSession
+	updates chan update
+}
+
+func newListener(t *testing.T, url, token string) *listener {
+	t.Helper()
+	l := &listener{updates: make(chan update, 256)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			u := update{uri: r.Params.URI}
+			if id, ok := r.Params.Meta[mcp.MetaKeySubscriptionID]; ok {
+				u.subscription = fmt.Sprint(id)
+			}
+			l.updates <- u
+		},
+	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	l.cs = cs
+	return l
+}
+
+func (l *listener) next(t *testing.T, uri string) update {
+	t.Helper()
+	select {
+	case got := <-l.updates:
+		if got.uri != uri {
+			t.Fatalf("notification for %s, want %s", got.uri, uri)
+		}
+		if got.subscription == "" {
+			t.Fatalf("notification for %s names no subscription (_meta %s)", uri, mcp.MetaKeySubscriptionID)
+		}
+		return got
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no notification for %s", uri)
+	}
+	return update{}
+}
+
+func (l *listener) none(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case got := <-l.updates:
+		t.Fatalf("%s: unexpected notification for %s", why, got.uri)
+	case <-time.After(600 * time.Millisecond):
+	}
+}
+
+// waitSubscriptions waits until the index holds n subscriptions.
+func waitSubscriptions(t *testing.T, srv *mcpserver.Server, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.LiveSnapshot().Subscriptions != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("want %d subscriptions, index holds %+v", n, srv.LiveSnapshot())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Clients at 2026-07-28 subscribe through subscriptions/listen streams
+// (no session): each listener hears only of rows it can see, each
+// notification names its listen request, a refused URI fails the listen
+// with the reason, and ending the listen releases the subscription.
+func TestLiveListenStateless(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond})
+	const count, samples = "parse://Ticket/count", "parse://Ticket/samples"
+	a, b := newListener(t, url, "alice-token"), newListener(t, url, "bob-token")
+	for _, l := range []*listener{a, b} {
+		if err := l.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: count}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: samples}); err != nil {
+		t.Fatal(err)
+	}
+	waitSubscriptions(t, srv, 3)
+
+	// A row only alice can read.
+	objs := []parse.Object{{"title": "alice's", "ACL": aclFor(alice)}}
+	if err := st.Create(ctx, "Ticket", objs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for range 2 {
+		u := <-firstOf(t, a.updates)
+		got[u.uri] = u.subscription
+	}
+	if got[count] == "" || got[samples] == "" || got[count] == got[samples] {
+		t.Fatalf("alice's two listens: %v (want two notifications naming different subscriptions)", got)
+	}
+	b.none(t, "a row bob cannot read was created")
+
+	// It moves to bob: it leaves alice's view and enters bob's.
+	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: objs[0]["objectId"].(string)}, parse.Object{"ACL": aclFor(bob)}); err != nil {
+		t.Fatal(err)
+	}
+	b.next(t, count)
+	left := map[string]bool{}
+	for range 2 {
+		left[(<-firstOf(t, a.updates)).uri] = true
+	}
+	if !left[count] || !left[samples] {
+		t.Fatalf("the row left alice's view: notified of %v, want both URIs", left)
+	}
+
+	// Refused URIs fail the listen with the reason, and hold nothing. (The
+	// SDK client does not wait for a listen's answer: ask over raw HTTP.)
+	for uri, want := range map[string]string{
+		"parse://Ticket/schema":  "not a live resource",
+		"parse://_Session/count": "was not found",
+		"parse://Ticket/rows":    "subscribe to parse://{Class}/count or parse://{Class}/samples",
+	} {
+		body := `{"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + uri + `"]},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		r := raw(t, http.MethodPost, url, "alice-token", "", body, "Mcp-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+		if !strings.Contains(r.body, `"error"`) || !strings.Contains(r.body, want) || strings.Contains(r.body, "subscriptions/acknowledged") {
+			t.Errorf("listen to %s: %d %s, want an error saying %q", uri, r.status, r.body, want)
+		}
+	}
+	waitSubscriptions(t, srv, 3)
+
+	// Ending a listen releases its subscription; the others stay.
+	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: samples}); err != nil {
+		t.Fatal(err)
+	}
+	waitSubscriptions(t, srv, 2)
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "public"}}); err != nil {
+		t.Fatal(err)
+	}
+	a.next(t, count)
+	b.next(t, count)
+	a.none(t, "after the one notification of its remaining listen")
+
+	a.cs.Close()
+	b.cs.Close()
+	waitSubscriptions(t, srv, 0)
+}
+
+// Over a session transport (in memory, as stdio), a 2026-07-28 client's
+// listens share one session: notifications name the right listen.
+func TestLiveListenOnSession(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond},
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	updates := make(chan update, 16)
+	ct, stt := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, stt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			updates <- update{uri: r.Params.URI, subscription: fmt.Sprint(r.Params.Meta[mcp.MetaKeySubscriptionID])}
+		},
+	}).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for _, uri := range []string{"parse://Ticket/count", "parse://Project/count"} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSubscriptions(t, srv, 2)
+	ids := map[string]string{}
+	for class, obj := range map[string]parse.Object{"Ticket": {"title": "x"}, "Project": {"name": "x"}} {
+		if err := st.Create(ctx, class, []parse.Object{obj}); err != nil {
+			t.Fatal(err)
+		}
+		u := <-firstOf(t, updates)
+		if u.uri != "parse://"+class+"/count" || u.subscription == "" || u.subscription == "<nil>" {
+			t.Fatalf("after a %s write: %+v", class, u)
+		}
+		ids[class] = u.subscription
+	}
+	if ids["Ticket"] == ids["Project"] {
+		t.Fatalf("two listens, one subscription id: %v", ids)
+	}
+	cs.Close()
+	waitSubscriptions(t, srv, 0)
+}
+
+// firstOf returns ch after checking that something arrives on it within
+// 5 s.
+func firstOf[T any](t *testing.T, ch chan T) chan T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		out := make(chan T, 1)
+		out <- v
+		return out
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing arrived")
+	}
+	return nil
+}
+
+func (l *listener) drain() {
+	for {
+		select {
+		case <-l.updates:
+		default:
+			return
+		}
+	}
+}
