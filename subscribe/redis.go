@@ -143,6 +143,7 @@ func (r *Redis) run() {
 	defer close(r.done)
 	gap := false // a subscription attempt has ended: the next confirmation resyncs
 	backoff := redisMinBackoff
+	lastErr := "" // of the previous failed attempt: a repeat is logged at debug level
 	for r.ctx.Err() == nil {
 		subscribed, err := r.subscribeOnce(gap)
 		if r.ctx.Err() != nil {
@@ -153,7 +154,13 @@ func (r *Redis) run() {
 			backoff = redisMinBackoff
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
-		r.log.Warn("Redis subscription failed; retrying", "err", err, "retry_in", wait)
+		msg := fmt.Sprint(err)
+		if subscribed || msg != lastErr {
+			r.log.Warn("Redis subscription failed; retrying", "err", err, "retry_in", wait)
+		} else {
+			r.log.Debug("Redis subscription failed again; retrying", "err", err, "retry_in", wait)
+		}
+		lastErr = msg
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

@@ -140,7 +140,7 @@ func newDemo() *cobra.Command {
 					return fmt.Errorf("%s already exists; choose a new --out path", path)
 				}
 			}
-			st, where, err := openSpec(cmd.Context(), out)
+			st, where, err := openSpec(cmd.Context(), out, nil)
 			if err != nil {
 				return err
 			}

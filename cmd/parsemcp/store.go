@@ -174,7 +174,7 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 		}
 		spec = "sqlite:" + path
 	}
-	st, where, err := openSpec(ctx, spec)
+	st, where, err := openSpec(ctx, spec, log)
 	if err != nil {
 		return nil, err
 	}
@@ -189,10 +189,15 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 }
 
 // openSpec opens sqlite:PATH (or a .sqlite/.db path) or a postgres:// URL,
-// and returns the store with a printable description (no password).
-func openSpec(ctx context.Context, spec string) (store.Store, string, error) {
+// and returns the store with a printable description (no password). log,
+// when not nil, is the PostgreSQL change feed's logger.
+func openSpec(ctx context.Context, spec string, log *slog.Logger) (store.Store, string, error) {
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
-		st, err := postgres.Open(ctx, spec)
+		var opts []postgres.Option
+		if log != nil {
+			opts = append(opts, postgres.WithLogger(log))
+		}
+		st, err := postgres.Open(ctx, spec, opts...)
 		if err != nil {
 			return nil, "", fmt.Errorf("open %s: %w", redact(spec), err)
 		}
