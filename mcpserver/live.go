@@ -40,15 +40,19 @@ type LiveOptions struct {
 	// Senders is the number of goroutines sending notifications (default
 	// 2 × GOMAXPROCS, at least 4).
 	Senders int
+	// SendTimeout is how long one notification may take to be written
+	// (default 5 s). A session that takes longer (a client that stopped
+	// reading) loses its subscriptions, and the sender waiting on it is
+	// replaced, so the other sessions' notifications go on.
+	SendTimeout time.Duration
 }
 
 // sweepInterval is how often sessions that ended (disconnect, DELETE, idle
 // timeout, the end of a stateless request) are looked for and released.
 const sweepInterval = time.Second
 
-// sendTimeout bounds one notification's write; a session that cannot take
-// it in that time is released.
-const sendTimeout = 5 * time.Second
+// defaultSendTimeout is LiveOptions.SendTimeout's default.
+const defaultSendTimeout = 5 * time.Second
 
 // listenIDMeta is the _meta key under which the transport hands the
 // JSON-RPC id of a subscriptions/listen request to the subscribe handler
@@ -67,7 +71,8 @@ const listenIDMeta = "dev.parsemcp/listenId"
 // sees the same changes, so this is the per-(session, uri) debounce; a
 // member that joins while the group's window is open is notified when it
 // closes. When it closes, the members' notifications go to a pool of
-// senders, so a slow client holds up one sender, not everyone.
+// senders; a client that stops reading holds up one sender for at most the
+// send timeout, and then loses its subscriptions.
 type live struct {
 	srv      *Server
 	log      *slog.Logger
@@ -80,10 +85,14 @@ type live struct {
 	origin string
 	seq    atomic.Uint64
 
-	sends     chan sendBatch
-	done      chan struct{}
-	wg        sync.WaitGroup
-	closeOnce sync.Once
+	sends       chan sendBatch
+	sendTimeout time.Duration
+	done        chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+
+	smu     sync.Mutex
+	senders map[*senderState]struct{}
 
 	mu       sync.RWMutex
 	sessions map[string]*liveSession
@@ -158,11 +167,16 @@ func newLive(s *Server, o *LiveOptions) *live {
 	if senders <= 0 {
 		senders = max(4, 2*runtime.GOMAXPROCS(0))
 	}
-	l.sends = make(chan sendBatch, 4*senders)
-	l.wg.Add(senders + 1)
-	for range senders {
-		go l.sender()
+	l.sendTimeout = o.SendTimeout
+	if l.sendTimeout <= 0 {
+		l.sendTimeout = defaultSendTimeout
 	}
+	l.sends = make(chan sendBatch, 4*senders)
+	l.senders = map[*senderState]struct{}{}
+	for range senders {
+		l.startSender()
+	}
+	l.wg.Add(1)
 	go l.janitor()
 	l.debounce = subscribe.NewDebouncer(window, l.fire)
 	l.stops = append(l.stops, l.notifier.Listen(l.receive))
@@ -177,10 +191,16 @@ func (l *live) close() {
 		for _, stop := range l.stops {
 			stop()
 		}
-		l.debounce.Close() // no fire runs after this: nothing sends on l.sends
+		l.debounce.Close() // no fire runs after this
 		close(l.done)
-		close(l.sends)
-		l.wg.Wait()
+		// A sender blocked on a client that does not read is not waited
+		// for beyond the send timeout.
+		waited := make(chan struct{})
+		go func() { l.wg.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(l.sendTimeout):
+		}
 	})
 }
 
@@ -378,27 +398,124 @@ func (l *live) fire(key string) {
 		if listen != nil {
 			b.listen = listen[start:end]
 		}
-		l.sends <- b
+		select {
+		case l.sends <- b:
+		case <-l.done:
+			return
+		}
 	}
 }
 
-// sender sends the notifications handed to it until the server closes.
-func (l *live) sender() {
+// senderState is what the janitor sees of one sender: the batch it is
+// working through and when its current send began.
+type senderState struct {
+	mu        sync.Mutex
+	b         sendBatch
+	next      int          // the first of b.sessions not yet begun
+	cur       *liveSession // being sent to
+	since     time.Time    // when the current send began; zero when idle
+	abandoned bool         // replaced: exit after the current send
+}
+
+func (l *live) startSender() {
+	st := &senderState{}
+	l.smu.Lock()
+	l.senders[st] = struct{}{}
+	l.smu.Unlock()
+	l.wg.Add(1)
+	go l.sender(st)
+}
+
+// sender sends the notifications handed to it until the server closes, or
+// until the janitor gives up on a send of its (and replaces it).
+func (l *live) sender(st *senderState) {
 	defer l.wg.Done()
-	for b := range l.sends {
-		for i, ls := range b.sessions {
-			params := b.params
-			if b.listen != nil && b.listen[i] != nil {
-				params = listenParams(b.uri, b.listen[i])
+	for {
+		select {
+		case <-l.done:
+			return
+		case b := <-l.sends:
+			st.mu.Lock()
+			st.b, st.next = b, 0
+			st.mu.Unlock()
+			if !l.sendBatch(st) {
+				return
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-			err := notifyRaw(ctx, ls.ss, "notifications/resources/updated", params)
-			cancel()
-			if err != nil {
-				// The session is gone or stuck: release what it held.
-				l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
-				l.release(ls.sid)
-			}
+		}
+	}
+}
+
+// sendBatch works through st's batch; it reports false when st was
+// abandoned (the rest of the batch went to another sender).
+func (l *live) sendBatch(st *senderState) bool {
+	for {
+		st.mu.Lock()
+		if st.abandoned {
+			st.mu.Unlock()
+			return false
+		}
+		b, i := st.b, st.next
+		if i >= len(b.sessions) {
+			st.b, st.cur, st.since = sendBatch{}, nil, time.Time{}
+			st.mu.Unlock()
+			return true
+		}
+		ls := b.sessions[i]
+		st.next, st.cur, st.since = i+1, ls, time.Now()
+		st.mu.Unlock()
+
+		params := b.params
+		if b.listen != nil && b.listen[i] != nil {
+			params = listenParams(b.uri, b.listen[i])
+		}
+		if err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params); err != nil {
+			// The session is gone: release what it held.
+			l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
+			l.release(ls.sid)
+		}
+	}
+}
+
+// unstick gives up on sends that have taken longer than the send timeout:
+// the session is released, the rest of the sender's batch goes back to
+// the queue, and a new sender takes the stuck one's place (which exits
+// when its write returns, if ever).
+func (l *live) unstick() {
+	now := time.Now()
+	l.smu.Lock()
+	var stuck []*senderState
+	for st := range l.senders {
+		st.mu.Lock()
+		if !st.since.IsZero() && now.Sub(st.since) > l.sendTimeout {
+			stuck = append(stuck, st)
+		}
+		st.mu.Unlock()
+	}
+	l.smu.Unlock()
+	for _, st := range stuck {
+		st.mu.Lock()
+		st.abandoned = true
+		ls, rest := st.cur, st.b
+		rest.sessions = rest.sessions[st.next:]
+		if rest.listen != nil {
+			rest.listen = rest.listen[st.next:]
+		}
+		st.b, st.cur = sendBatch{}, nil
+		st.mu.Unlock()
+		l.smu.Lock()
+		delete(l.senders, st)
+		l.smu.Unlock()
+		l.log.Warn("live: a client has not taken a notification in time; releasing its subscriptions",
+			"session", ls.sid, "timeout", l.sendTimeout)
+		l.release(ls.sid)
+		l.startSender()
+		if len(rest.sessions) > 0 {
+			go func() {
+				select {
+				case l.sends <- rest:
+				case <-l.done:
+				}
+			}()
 		}
 	}
 }
@@ -415,17 +532,23 @@ func listenParams(uri string, id json.RawMessage) json.RawMessage {
 
 // janitor releases the subscriptions of sessions that have ended
 // (disconnect, DELETE, idle timeout, the end of a stateless request): one
-// goroutine for every session, instead of one per session.
+// goroutine for every session, instead of one per session. It also gives
+// up on sends that take too long (unstick).
 func (l *live) janitor() {
 	defer l.wg.Done()
-	t := time.NewTicker(sweepInterval)
+	t := time.NewTicker(min(sweepInterval, l.sendTimeout/4))
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-l.done:
 			return
-		case <-t.C:
-			l.sweep()
+		case now := <-t.C:
+			l.unstick()
+			if now.Sub(last) >= sweepInterval {
+				l.sweep()
+				last = now
+			}
 		}
 	}
 }

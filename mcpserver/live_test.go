@@ -2,8 +2,12 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -330,3 +334,89 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 		w.next(t, count)
 	}
 }
+
+// A client that stops reading its notifications holds up nobody else: its
+// send is given up after LiveOptions.SendTimeout, it loses its
+// subscriptions, and the other subscribers go on being notified (here
+// more stuck clients than senders, with the healthy one in the same
+// batch).
+func TestLiveStuckClient(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, err := mcpserver.New(mcpserver.Options{Store: st,
+		Live: &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 300 * time.Millisecond},
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	block := make(chan struct{})
+	defer close(block) // lets the stuck clients read again, so that they can close
+	const count = "parse://Ticket/count"
+	// open connects a client over a pipe; once stall is true its reads
+	// wait for block, as a client process that stopped reading its stdout.
+	open := func(stall *atomic.Bool, handler func()) {
+		sc, cc := net.Pipe()
+		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { handler() },
+		}).Connect(ctx, &mcp.IOTransport{Reader: stallingReader{cc, stall, block}, Writer: cc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: count}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const stuck = 5
+	var stall atomic.Bool
+	for range stuck {
+		open(&stall, func() {})
+	}
+	healthy := make(chan struct{}, 16)
+	open(new(atomic.Bool), func() { healthy <- struct{}{} })
+	write := func(what string) {
+		t.Helper()
+		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": what}}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-healthy:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the healthy client was not notified", what)
+		}
+	}
+	write("first")
+	stall.Store(true) // the stuck clients stop reading (each may take one more message, already being read)
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; srv.LiveSnapshot().Sessions != 1; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck clients still hold subscriptions: %+v", srv.LiveSnapshot())
+		}
+		write(fmt.Sprintf("write %d while stuck", i))
+	}
+	write("after")
+}
+
+// stallingReader reads from r until stall is set, then waits for block.
+type stallingReader struct {
+	r     io.ReadCloser
+	stall *atomic.Bool
+	block chan struct{}
+}
+
+func (s stallingReader) Read(p []byte) (int, error) {
+	if s.stall.Load() {
+		<-s.block
+	}
+	return s.r.Read(p)
+}
+
+func (s stallingReader) Close() error { return s.r.Close() }
