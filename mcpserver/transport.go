@@ -18,15 +18,28 @@ func liftCategory(params json.RawMessage) (json.RawMessage, bool) {
 	if !bytes.Contains(params, []byte(`"category"`)) {
 		return params, false
 	}
+	return editParams(params, func(m, meta map[string]json.RawMessage) bool {
+		cat, ok := m["category"]
+		if !ok {
+			return false
+		}
+		delete(m, "category")
+		if _, set := meta["category"]; !set {
+			meta["category"] = cat
+		}
+		return true
+	})
+}
+
+// editParams decodes params (a JSON object) and its _meta (absent or null:
+// empty), lets edit change both, and encodes the result. Params that are
+// not an object, a _meta that is not one, or edit returning false leave
+// params as they are (changed false).
+func editParams(params json.RawMessage, edit func(m, meta map[string]json.RawMessage) bool) (json.RawMessage, bool) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil {
+	if err := json.Unmarshal(params, &m); err != nil || m == nil {
 		return params, false
 	}
-	cat, ok := m["category"]
-	if !ok {
-		return params, false
-	}
-	delete(m, "category")
 	var meta map[string]json.RawMessage
 	if raw, ok := m["_meta"]; ok {
 		if err := json.Unmarshal(raw, &meta); err != nil {
@@ -36,8 +49,8 @@ func liftCategory(params json.RawMessage) (json.RawMessage, bool) {
 	if meta == nil { // absent, or "_meta": null
 		meta = map[string]json.RawMessage{}
 	}
-	if _, set := meta["category"]; !set {
-		meta["category"] = cat
+	if !edit(m, meta) {
+		return params, false
 	}
 	mb, err := json.Marshal(meta)
 	if err != nil {
@@ -73,30 +86,10 @@ func liftRequest(method string, id, params json.RawMessage) (json.RawMessage, bo
 // setMeta sets _meta[key] in params, a JSON object (anything else is left
 // as it is, for the SDK to refuse).
 func setMeta(params json.RawMessage, key string, value json.RawMessage) (json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(params, &m); err != nil || m == nil {
-		return params, false
-	}
-	var meta map[string]json.RawMessage
-	if raw, ok := m["_meta"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return params, false
-		}
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[key] = value
-	mb, err := json.Marshal(meta)
-	if err != nil {
-		return params, false
-	}
-	m["_meta"] = mb
-	out, err := json.Marshal(m)
-	if err != nil {
-		return params, false
-	}
-	return out, true
+	return editParams(params, func(_, meta map[string]json.RawMessage) bool {
+		meta[key] = value
+		return true
+	})
 }
 
 // WrapTransport adapts a transport for this server: tools/list requests get

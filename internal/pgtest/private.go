@@ -3,8 +3,6 @@ package pgtest
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/parsemcp/parsemcp/internal/freeport"
 )
 
 // PrivateServer is a PostgreSQL cluster that belongs to one test (Private):
@@ -60,7 +60,7 @@ func Private(t testing.TB) *PrivateServer {
 	}
 	p.data = filepath.Join(p.dir, "data")
 	p.logFile = filepath.Join(p.dir, "postgres.log")
-	if p.port, err = freePort(); err != nil {
+	if p.port, err = freeport.Get(); err != nil {
 		t.Fatal(err)
 	}
 	p.sockDir = p.dir
@@ -305,35 +305,4 @@ func chownToPostgres(dir string) error {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return os.Chown(dir, uid, gid)
-}
-
-// freePort returns a TCP port free on 127.0.0.1, taken below the kernel's
-// ephemeral range when it can: a port from that range may be given to an
-// outgoing connection while the server is stopped, and then it could not
-// listen there again.
-func freePort() (int, error) {
-	lo := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				lo = n
-			}
-		}
-	}
-	if lo > 12000 {
-		for range 100 {
-			port := 10000 + rand.IntN(lo-10000)
-			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			if err == nil {
-				ln.Close()
-				return port, nil
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

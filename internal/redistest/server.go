@@ -2,19 +2,18 @@ package redistest
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/parsemcp/parsemcp/internal/freeport"
 )
 
 // PrivateServer is a redis-server that belongs to one test (Private): its
@@ -46,7 +45,7 @@ func Private(t testing.TB) *PrivateServer {
 		t.Skipf("no private Redis: redis-server not found in PATH (%v); install the Redis server package", err)
 	}
 	p := &PrivateServer{t: t, bin: bin, dir: t.TempDir()}
-	if p.port, err = freePort(); err != nil {
+	if p.port, err = freeport.Get(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -161,35 +160,4 @@ func (p *PrivateServer) Log() string {
 		return "(no server log: " + err.Error() + ")"
 	}
 	return string(b)
-}
-
-// freePort returns a TCP port free on 127.0.0.1, taken below the kernel's
-// ephemeral range when it can: a port from that range may be given to an
-// outgoing connection while the server is stopped, and then it could not
-// listen there again.
-func freePort() (int, error) {
-	lo := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil {
-				lo = n
-			}
-		}
-	}
-	if lo > 12000 {
-		for range 100 {
-			port := 10000 + rand.IntN(lo-10000)
-			ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			if err == nil {
-				ln.Close()
-				return port, nil
-			}
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("redistest: no free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
