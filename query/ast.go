@@ -101,8 +101,9 @@ type Exists struct {
 	Exists bool
 }
 
-// Regex matches a String field against a regular expression (RE2 syntax,
-// the common subset of Go's and PostgreSQL's engines).
+// Regex matches a String field against a regular expression in RE2 syntax,
+// with RE2's meaning on every backend (Go's regexp on SQLite and in Match;
+// PostgreSQL's dialect translates it to an equivalent ARE).
 type Regex struct {
 	Path    Path
 	Pattern string

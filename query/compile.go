@@ -28,8 +28,11 @@ type Dialect interface {
 	// ACLOverlap is true when the permission array column holds one of the
 	// bound entries.
 	ACLOverlap(col string, params []string) string
-	// Regex matches expr against a bound pattern with flags.
-	Regex(expr, pattern string, flags RegexFlags) string
+	// Regex matches expr against pattern (RE2 syntax, as Match reads it)
+	// with flags; param binds an argument and returns its placeholder. The
+	// dialect renders the pattern in its engine's syntax so that it
+	// matches exactly what Go's regexp matches.
+	Regex(expr, pattern string, flags RegexFlags, param func(any) string) string
 	// ArrayElem converts a value compared with JSON array elements to its
 	// bind argument and the cast its placeholder needs.
 	ArrayElem(v any) (arg any, cast string)
@@ -41,6 +44,10 @@ type Dialect interface {
 	// GeoLat and GeoLng extract the latitude and longitude of a GeoPoint column.
 	GeoLat(col string) string
 	GeoLng(col string) string
+	// CodePointOrder renders a text expression so that <, <=, > and >=
+	// order it by code point, as Go compares strings (and Match orders
+	// them), whatever collation the database or the column has.
+	CodePointOrder(expr string) string
 	// Least is the smaller of two numeric expressions.
 	Least(a, b string) string
 	// InPolygon is true when the point lies inside the bound polygon.
@@ -194,7 +201,7 @@ func (b *Builder) expr(e Expr) string {
 		return "(" + col + " IS NOT NULL AND " + b.D.InPolygon(b.D.GeoLat(col), b.D.GeoLng(col), b.Param(b.D.PolygonArg(x.Points))) + ")"
 	case Regex:
 		col := b.column(x.Path, "")
-		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, b.Param(x.Pattern), x.Flags) + ")"
+		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, x.Pattern, x.Flags, b.Param) + ")"
 	}
 	panic(fmt.Sprintf("query: unknown expression %T", e))
 }
@@ -220,7 +227,21 @@ func (b *Builder) cmp(c Cmp) string {
 	if c.Op == OpNe { // Mongo semantics: rows without the field match $ne
 		return "(" + col + " IS NULL OR " + col + " <> " + ph + ")"
 	}
+	if c.Op != OpEq && textOrdered(c.Path, c.Value) {
+		col = b.D.CodePointOrder(col)
+	}
 	return col + " " + string(c.Op) + " " + ph
+}
+
+// textOrdered reports whether an ordering comparison of p with v compares
+// text: a String column (objectId included) or a string inside an Object.
+// Dates are not: PostgreSQL holds them as timestamps, and their canonical
+// ISO text orders the same way in every collation SQLite has.
+func textOrdered(p Path, v any) bool {
+	if _, ok := v.(string); !ok {
+		return false
+	}
+	return len(p.Sub) > 0 || p.Type == parse.TypeString
 }
 
 func (b *Builder) in(x In) string {

@@ -12,8 +12,9 @@ import (
 	"github.com/parsemcp/parsemcp/query"
 )
 
-// The differential proof against SQLite is store/sqlite/match_diff_test.go;
-// these are the node-by-node cases.
+// The differential proof against the SQL backends is the Match group of
+// store/storetest (store/storetest/matchdiff.go), which SQLite and
+// PostgreSQL both run; these are the node-by-node cases.
 
 func matchSchemas() map[string]parse.Schema {
 	item := parse.NewSchema("Item")

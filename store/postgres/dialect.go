@@ -47,24 +47,10 @@ func (dialect) ACLOverlap(col string, params []string) string {
 	return col + " && ARRAY[" + strings.Join(params, ", ") + "]::text[]"
 }
 
-// Regex renders flags as a PostgreSQL ARE embedded-options prefix. RE2's
-// defaults (. excludes newline; ^ $ anchor the text) are ARE's "p"; m adds
-// line anchors ("n"), s lets . match newline ("s" = ARE default, or "w"
-// with m).
-func (dialect) Regex(expr, pattern string, f query.RegexFlags) string {
-	opts := "p"
-	switch {
-	case f.Multiline && f.DotAll:
-		opts = "w"
-	case f.Multiline:
-		opts = "n"
-	case f.DotAll:
-		opts = "s"
-	}
-	if f.CaseInsensitive {
-		opts += "i"
-	}
-	return expr + " ~ ('(?" + opts + ")' || " + pattern + ")"
+// Regex binds the pattern translated to an ARE that matches what RE2 does
+// (arePattern), flags included.
+func (dialect) Regex(expr, pattern string, f query.RegexFlags, param func(any) string) string {
+	return expr + " ~ " + param(arePattern(pattern, f))
 }
 
 func (dialect) NullsOrder(desc bool) string {
@@ -80,6 +66,15 @@ func (dialect) Value(v any) any { return v }
 func (dialect) GeoLat(col string) string { return "(" + col + ")[1]" }
 func (dialect) GeoLng(col string) string { return "(" + col + ")[0]" }
 func (dialect) Least(a, b string) string { return "LEAST(" + a + ", " + b + ")" }
+
+// CodePointOrder compares text by code point (UTF-8 bytes): Parse Server's
+// databases often have a linguistic collation (en_US.utf8 is the official
+// image's default), under which "B" < "alpha" is false, where Go, SQLite,
+// Parse on MongoDB and query.Match say true. Equality is the same in every
+// deterministic collation, so only ordering comparisons need it. (A
+// B-tree index in the column's collation serves no range scan on this;
+// equality and $in still use it.)
+func (dialect) CodePointOrder(expr string) string { return expr + ` COLLATE "C"` }
 
 func (dialect) InPolygon(lat, lng, polygon string) string {
 	return polygon + "::polygon @> point(" + lng + ", " + lat + ")"

@@ -74,11 +74,10 @@ func (dialect) ACLOverlap(col string, params []string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS ae WHERE ae.value IN (" + strings.Join(params, ", ") + "))"
 }
 
-func (dialect) Regex(expr, pattern string, flags query.RegexFlags) string {
-	if prefix := query.GoRegexPrefix(flags); prefix != "" {
-		return "parsemcp_regexp('" + prefix + "' || " + pattern + ", " + expr + ")"
-	}
-	return "parsemcp_regexp(" + pattern + ", " + expr + ")"
+// Regex runs Go's regexp (as query.Match does), the flags an inline group
+// in front of the pattern.
+func (dialect) Regex(expr, pattern string, flags query.RegexFlags, param func(any) string) string {
+	return "parsemcp_regexp(" + param(query.GoRegexPrefix(flags)+pattern) + ", " + expr + ")"
 }
 
 // ArrayElem binds a value compared with arrayElem: booleans as the BLOBs
@@ -168,6 +167,10 @@ func init() {
 func (dialect) GeoLat(col string) string { return "json_extract(" + col + ", '$.latitude')" }
 func (dialect) GeoLng(col string) string { return "json_extract(" + col + ", '$.longitude')" }
 func (dialect) Least(a, b string) string { return "min(" + a + ", " + b + ")" }
+
+// CodePointOrder: the store's text columns and json_extract's text have
+// SQLite's BINARY collation, which compares UTF-8 bytes (code points).
+func (dialect) CodePointOrder(expr string) string { return expr }
 
 func (dialect) InPolygon(lat, lng, polygon string) string {
 	return "parsemcp_in_polygon(" + lat + ", " + lng + ", " + polygon + ") = 1"

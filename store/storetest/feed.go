@@ -35,20 +35,7 @@ var FeedWait = 10 * time.Second
 // PostgreSQL with and without its change log installed) runs RunFeed once
 // per mode.
 func RunFeed(t *testing.T, open func(t *testing.T) store.Store) {
-	for _, st := range feedTests {
-		t.Run(st.name, func(t *testing.T) {
-			s := open(t)
-			if s == nil {
-				t.Fatal("open returned a nil store")
-			}
-			t.Cleanup(func() {
-				if err := s.Close(); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-			st.fn(t, s)
-		})
-	}
+	runGroup(t, feedTests, open)
 }
 
 // Recorder collects the changes a watcher receives.
