@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
@@ -169,26 +171,173 @@ func exprPath(e query.Expr) (query.Path, bool) {
 }
 
 // parse returns the layer's constraint on the class of raw: its own entry
-// merged over the default entry (its keys win). The default entry applies
-// only to classes whose schema it fits (it names fields a class may lack;
-// there it has nothing to constrain); the class's own entry must fit.
+// merged over the default entry (its keys win).
+//
+// The default entry names fields a class may lack (it is written once for
+// every class); where the class has none of them, it has nothing to
+// constrain and applies as if absent. Whether it applies is decided from
+// the fields it names (defaultFits), never from whether it parses: a
+// default that names the class's own fields but does not parse there (a
+// value of the wrong type, a bad operator) is an error that refuses the
+// class, like an error in the class's own entry, because skipping it
+// would give the agent more rows than the operator wrote.
 func (f ClassFilters) parse(parser query.Parser, raw parse.Schema) (query.Expr, error) {
 	class := raw.ClassName
 	own, def := f[class], f[DefaultFilterKey]
 	if len(own) == 0 && len(def) == 0 {
 		return nil, nil
 	}
-	if len(def) > 0 {
-		if e, err := parser.Where(raw, f.forClass(class)); err == nil {
-			return e, nil
-		}
+	where := own
+	applies, err := f.DefaultApplies(raw)
+	if err != nil {
+		return nil, filterError(class, err)
 	}
-	if len(own) == 0 {
+	if applies {
+		where = f.forClass(class)
+	}
+	if len(where) == 0 {
 		return nil, nil
 	}
-	e, err := parser.Where(raw, own)
+	e, err := parser.Where(raw, where)
 	if err != nil {
-		return nil, fmt.Errorf("agent filter on %s: %w", class, err)
+		return nil, filterError(class, err)
 	}
 	return e, nil
+}
+
+// filterError refuses the agent's access to class: its filter there cannot
+// be applied as written, and a filter is never dropped.
+func filterError(class string, err error) error {
+	return &DeniedError{Kind: "agent_filter", Msg: fmt.Sprintf("agent filter on %s: %v", class, err)}
+}
+
+// DefaultApplies reports whether the default entry applies to the class of
+// raw (false when there is none), or why it can neither apply nor be
+// skipped there (see defaultFits). The policy validator reports the same
+// error at load time.
+func (f ClassFilters) DefaultApplies(raw parse.Schema) (bool, error) {
+	def := f[DefaultFilterKey]
+	if len(def) == 0 {
+		return false, nil
+	}
+	return defaultFits(def, f[raw.ClassName], raw)
+}
+
+// defaultFits decides whether the default entry def applies to the class
+// of raw, whose own entry own overrides def's keys. The fields it names
+// are the heads of its keys (meta for "meta.plan") at the top level and
+// inside $or, $and and $nor, at any depth, leaving out the keys own
+// overrides (they do not apply here). A constraint tied to no field of
+// the class ($relatedTo, an unknown operator, an $or that is not an array
+// of objects) counts as one the class has: it constrains any class, so
+// the default is not skipped for it. Then:
+//
+//   - every named field is in the class (or it names none): the default
+//     applies, and must parse;
+//   - none is, and nothing else constrains: the default does not apply
+//     (nothing to constrain);
+//   - some are and some are not: an error. There is no fail-closed reading
+//     of the part that names the missing fields: dropping a top-level key
+//     drops a condition; dropping an $or branch or reading it as true
+//     widens the $or (to everything), and reading a branch of $nor as
+//     false widens the $nor; reading a missing field as null would make
+//     {"region": {"$ne": "eu"}} match every row. Refusing the class makes
+//     the operator say what they mean: an entry of the class's own that
+//     overrides the keys naming its fields, or a default that names fields
+//     classes have or lack together.
+func defaultFits(def, own map[string]any, raw parse.Schema) (bool, error) {
+	fields, other := whereFields(def, own)
+	have := other
+	var lack []string
+	for _, name := range fields {
+		if _, ok := raw.Fields[name]; ok {
+			have = append(have, name)
+		} else {
+			lack = append(lack, name)
+		}
+	}
+	switch {
+	case len(lack) == 0:
+		return true, nil
+	case len(have) == 0:
+		return false, nil
+	}
+	return false, fmt.Errorf("the %s filter names %s, which %s lacks, and %s, which constrain it: it can be neither applied nor skipped without widening what the agent sees (give %s an entry of its own that overrides %s)",
+		DefaultFilterKey, quoteList(lack), raw.ClassName, quoteList(have), raw.ClassName, quoteList(topLevel(def, own, have)))
+}
+
+// whereFields lists, sorted and once each, the fields a where-constraint
+// names: the heads of its keys at the top level (except those in skip)
+// and inside $or, $and and $nor at any depth. other lists the operators
+// that constrain without naming a field of this class ($relatedTo, an
+// unknown operator, a logical operator whose value is not an array of
+// constraint objects); what $inQuery or $select name is another class's.
+func whereFields(m map[string]any, skip map[string]any) (fields, other []string) {
+	add := func(list *[]string, s string) {
+		if !slices.Contains(*list, s) {
+			*list = append(*list, s)
+		}
+	}
+	var walk func(m map[string]any, top bool)
+	walk = func(m map[string]any, top bool) {
+		for k, v := range m {
+			if _, over := skip[k]; top && over {
+				continue
+			}
+			switch k {
+			case "$or", "$and", "$nor":
+				arr, ok := v.([]any)
+				if !ok {
+					add(&other, k)
+				}
+				for _, item := range arr {
+					if sub, ok := item.(map[string]any); ok {
+						walk(sub, false)
+					} else {
+						add(&other, k)
+					}
+				}
+				continue
+			}
+			if strings.HasPrefix(k, "$") {
+				add(&other, k)
+				continue
+			}
+			head, _, _ := strings.Cut(k, ".")
+			add(&fields, head)
+		}
+	}
+	walk(m, true)
+	slices.Sort(fields)
+	slices.Sort(other)
+	return fields, other
+}
+
+// topLevel lists the keys of def (not overridden by own) that name one of
+// fields, directly or inside a logical operator: what a class's own entry
+// would have to override.
+func topLevel(def, own map[string]any, fields []string) []string {
+	var out []string
+	for k, v := range def {
+		if _, over := own[k]; over {
+			continue
+		}
+		fs, other := whereFields(map[string]any{k: v}, nil)
+		for _, f := range append(fs, other...) {
+			if slices.Contains(fields, f) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }

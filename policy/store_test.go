@@ -323,7 +323,20 @@ func TestValidateErrors(t *testing.T) {
 			`p.yaml:5: agents.a.filters.:default.org.$gt: on class Project: ordering comparisons do not apply to Pointer field "org"`,
 			`p.yaml:5: agents.a.filters.:default.org.$gt: on class Ticket: ordering comparisons do not apply to Pointer field "org"`,
 		}, nil},
-		{"default ok", base + "    filters: {\":default\": {$or: [{archived: {$ne: true}}, {org: null}]}}\n", nil, nil},
+		{"default ok", base + "    filters: {\":default\": {$or: [{archived: {$ne: true}}, {org: null}]}}\n    classes: [Project, Organization]\n", nil, nil},
+		// Ticket has org but not archived: the agent would be refused it.
+		{"default partly fits", base + "    filters: {\":default\": {$or: [{archived: {$ne: true}}, {org: null}]}}\n    classes: [Project, Ticket, Organization]\n", []string{
+			`p.yaml:4: agents.a.filters.:default: on class Ticket: the :default filter names "archived", which Ticket lacks, and "org", which constrain it: it can be neither applied nor skipped without widening what the agent sees (give Ticket an entry of its own that overrides "$or")`,
+		}, nil},
+		{"default overridden where it partly fits", base + "    filters:\n      \":default\": {$or: [{archived: {$ne: true}}, {org: null}], budget: {$gt: 10}}\n      Ticket: {$or: [{status: open}, {org: null}]}\n", []string{
+			`p.yaml:5: agents.a.filters.:default: on class Comment: the :default filter names "archived", "budget", which Comment lacks, and "org", which constrain it: it can be neither applied nor skipped without widening what the agent sees (give Comment an entry of its own that overrides "$or")`,
+			`p.yaml:5: agents.a.filters.:default: on class Customer: the :default filter names "archived", "budget", which Customer lacks, and "org", which constrain it: it can be neither applied nor skipped without widening what the agent sees (give Customer an entry of its own that overrides "$or")`,
+			`p.yaml:5: agents.a.filters.:default: on class Order: the :default filter names "archived", "budget", which Order lacks, and "org", which constrain it: it can be neither applied nor skipped without widening what the agent sees (give Order an entry of its own that overrides "$or")`,
+			`p.yaml:5: agents.a.filters.:default: on class Product: the :default filter names "archived", "budget", which Product lacks, and "org", which constrain it: it can be neither applied nor skipped without widening what the agent sees (give Product an entry of its own that overrides "$or")`,
+		}, nil},
+		{"default bad type under a class entry", base + "    classes: [Project]\n    filters:\n      \":default\": {budget: high, archived: false}\n      Project: {archived: true}\n", []string{
+			`p.yaml:6: agents.a.filters.:default.budget: on class Project: Number field "budget" cannot be compared with a string`,
+		}, nil},
 		{"strict class filter", "settings: {strict_class_filter: true}\n" + base + "    classes: {only: [Ticket, Tickets], except: [Whatever]}\n", []string{"p.yaml:5: agents.a.classes.only[1]: no class Tickets in the store"}, nil},
 		{"lenient class filter", base + "    classes: [Ticket, Tickets]\n", nil, []string{"p.yaml:4: agents.a.classes.only[1]: no class Tickets in the store"}},
 		{"user missing", "agents:\n  a: {identity: {user: nobody}}\n", []string{`p.yaml:2: agents.a.identity.user: no _User with objectId or username "nobody"`}, nil},

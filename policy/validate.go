@@ -215,26 +215,49 @@ func (v *validator) profile(ctx context.Context, st store.Store, prof *Profile) 
 	return nil
 }
 
-// defaultFilter parses the :default filter against every class the
-// profile may see that has all the fields it names.
+// defaultFilter checks the :default filter on every class the profile may
+// see as the agent applies it there (agent.ClassFilters.DefaultApplies):
+// where it applies it must parse (the keys the class's own entry
+// overrides left out), and a class that has some of the fields it names
+// but not all is an error, for the agent would be refused that class. A
+// default that no class has every field of applies nowhere.
 func (v *validator) defaultFilter(prof *Profile, p pth, f map[string]any) {
 	fields := whereFields(f, nil)
 	if len(fields) == 0 {
 		return
 	}
 	matched := 0
+	var partly []string // the classes it fits partly, reported when it fits any
 	for _, class := range slices.Sorted(maps.Keys(v.byName)) {
 		s := v.byName[class]
-		if !prof.Classes.Allows(class) || !hasAll(s, fields) {
+		if hasAll(s, fields) {
+			matched++
+		}
+		if !prof.Classes.Allows(class) {
 			continue
 		}
-		matched++
-		if _, err := v.parser.Where(s, f); err != nil {
+		applies, err := prof.Filters.DefaultApplies(s)
+		if err != nil {
+			partly = append(partly, fmt.Sprintf("on class %s: %v", class, err))
+			continue
+		}
+		if !applies {
+			continue
+		}
+		def := maps.Clone(f)
+		for k := range prof.Filters[class] {
+			delete(def, k) // the class's own entry wins; it is checked on its own
+		}
+		if _, err := v.parser.Where(s, def); err != nil {
 			v.whereErr(p, "on class "+class+": ", err)
 		}
 	}
 	if matched == 0 {
 		v.errAt(p, "no class has every field it names (%s)", strings.Join(fields, ", "))
+		return
+	}
+	for _, msg := range partly {
+		v.errAt(p, "%s", msg)
 	}
 }
 

@@ -202,17 +202,17 @@ func geoPoint(v any, at string) (lat, lng float64, err error) {
 	switch x := v.(type) {
 	case map[string]any:
 		if x["__type"] == "GeoPoint" {
-			la, ok1 := x["latitude"].(float64)
-			ln, ok2 := x["longitude"].(float64)
-			if ok1 && ok2 {
+			la, ok1, err1 := numberOf(x["latitude"], at)
+			ln, ok2, err2 := numberOf(x["longitude"], at)
+			if ok1 && ok2 && err1 == nil && err2 == nil {
 				return checkLatLng(la, ln, at)
 			}
 		}
 	case []any:
 		if len(x) == 2 {
-			la, ok1 := x[0].(float64)
-			ln, ok2 := x[1].(float64)
-			if ok1 && ok2 {
+			la, ok1, err1 := numberOf(x[0], at)
+			ln, ok2, err2 := numberOf(x[1], at)
+			if ok1 && ok2 && err1 == nil && err2 == nil {
 				return checkLatLng(la, ln, at)
 			}
 		}
@@ -228,8 +228,8 @@ func checkLatLng(lat, lng float64, at string) (float64, float64, error) {
 }
 
 func nonNegative(v any, at string) (float64, error) {
-	f, ok := v.(float64)
-	if !ok || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+	f, ok, err := numberOf(v, at)
+	if !ok || err != nil || f < 0 {
 		return 0, errAt(at, "expected a non-negative number, got %s", describe(v))
 	}
 	return f, nil

@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -447,8 +448,11 @@ func (p *whereParser) value(path Path, v any, at string) (any, error) {
 			}
 			return parse.FormatDate(d), nil
 		}
+		if f, ok, err := numberOf(v, at); ok {
+			return f, err
+		}
 		switch v.(type) {
-		case string, float64, bool:
+		case string, bool:
 			return v, nil
 		}
 		return nil, errAt(at, "values inside Object fields must be strings, numbers, booleans or Dates, got %s", describe(v))
@@ -459,8 +463,8 @@ func (p *whereParser) value(path Path, v any, at string) (any, error) {
 			return s, nil
 		}
 	case parse.TypeNumber:
-		if f, ok := v.(float64); ok {
-			return f, nil
+		if f, ok, err := numberOf(v, at); ok {
+			return f, err
 		}
 	case parse.TypeBoolean:
 		if b, ok := v.(bool); ok {
@@ -517,8 +521,11 @@ func (p *whereParser) value(path Path, v any, at string) (any, error) {
 
 // elementValue converts an array element for containment checks.
 func elementValue(v any, at string) (any, error) {
+	if f, ok, err := numberOf(v, at); ok {
+		return f, err
+	}
 	switch x := v.(type) {
-	case string, float64, bool:
+	case string, bool:
 		return x, nil
 	}
 	return nil, errAt(at, "array elements compare as strings, numbers or booleans, got %s", describe(v))
@@ -530,8 +537,6 @@ func describe(v any) string {
 		return "null"
 	case string:
 		return "a string"
-	case float64:
-		return "a number"
 	case bool:
 		return "a boolean"
 	case []any:
@@ -542,7 +547,77 @@ func describe(v any) string {
 		}
 		return "an object"
 	}
+	if _, ok, _ := numberOf(v, ""); ok {
+		return "a number"
+	}
 	return fmt.Sprintf("%T", v)
+}
+
+// numberOf reads v as a number: a float64 (what the JSON and YAML
+// decoders give), or what Go code building a constraint writes: any
+// integer type, a float32 or a json.Number (read as a decoder reads a
+// JSON number into a float64). The AST holds every number as
+// a float64 (the SQL dialects bind, and Match compares, by that type), so
+// it is normalized here. ok is false when v is no number at all; err is
+// set for a number a float64 cannot hold as it is: NaN and ±Inf (which
+// no JSON carries and SQL backends compare differently), and an integer
+// beyond float64's exact range, which would silently become a neighbour
+// and select other rows.
+func numberOf(v any, at string) (f float64, ok bool, err error) {
+	exactInt := func(i int64) (float64, bool, error) {
+		f := float64(i)
+		if f >= 0x1p63 || int64(f) != i {
+			return 0, true, errAt(at, "integer %d has no exact float64 value (numbers are float64)", i)
+		}
+		return f, true, nil
+	}
+	exactUint := func(u uint64) (float64, bool, error) {
+		f := float64(u)
+		if f >= 0x1p64 || uint64(f) != u {
+			return 0, true, errAt(at, "integer %d has no exact float64 value (numbers are float64)", u)
+		}
+		return f, true, nil
+	}
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		return exactInt(int64(x))
+	case int8:
+		return float64(x), true, nil
+	case int16:
+		return float64(x), true, nil
+	case int32:
+		return float64(x), true, nil
+	case int64:
+		return exactInt(x)
+	case uint:
+		return exactUint(uint64(x))
+	case uint8:
+		return float64(x), true, nil
+	case uint16:
+		return float64(x), true, nil
+	case uint32:
+		return float64(x), true, nil
+	case uint64:
+		return exactUint(x)
+	case uintptr:
+		return exactUint(uint64(x))
+	case json.Number: // read as the JSON decoder reads a number into any
+		g, err := x.Float64()
+		if err != nil {
+			return 0, true, errAt(at, "%q is not a number a float64 can hold", string(x))
+		}
+		f = g
+	default:
+		return 0, false, nil
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, true, errAt(at, "%v is not a finite number", f)
+	}
+	return f, true, nil
 }
 
 // GoRegexPrefix renders flags as a Go (RE2) inline flag group, or "".

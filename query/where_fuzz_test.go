@@ -60,15 +60,16 @@ func (fuzzDialect) ArrayAny(col string, cond func(elem string) string) string {
 func (fuzzDialect) ACLOverlap(col string, params []string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + col + ") WHERE value IN (" + strings.Join(params, ", ") + "))"
 }
-func (fuzzDialect) Regex(expr, pattern string, _ query.RegexFlags) string {
-	return "regexp(" + pattern + ", " + expr + ")"
+func (fuzzDialect) Regex(expr, pattern string, _ query.RegexFlags, param func(any) string) string {
+	return "regexp(" + param(pattern) + ", " + expr + ")"
 }
-func (fuzzDialect) ArrayElem(v any) (any, string) { return v, "" }
-func (fuzzDialect) NullsOrder(desc bool) string   { return "" }
-func (fuzzDialect) Value(v any) any               { return v }
-func (fuzzDialect) GeoLat(col string) string      { return "lat(" + col + ")" }
-func (fuzzDialect) GeoLng(col string) string      { return "lng(" + col + ")" }
-func (fuzzDialect) Least(a, b string) string      { return "min(" + a + ", " + b + ")" }
+func (fuzzDialect) ArrayElem(v any) (any, string)     { return v, "" }
+func (fuzzDialect) NullsOrder(desc bool) string       { return "" }
+func (fuzzDialect) Value(v any) any                   { return v }
+func (fuzzDialect) GeoLat(col string) string          { return "lat(" + col + ")" }
+func (fuzzDialect) GeoLng(col string) string          { return "lng(" + col + ")" }
+func (fuzzDialect) Least(a, b string) string          { return "min(" + a + ", " + b + ")" }
+func (fuzzDialect) CodePointOrder(expr string) string { return expr }
 func (fuzzDialect) InPolygon(lat, lng, polygon string) string {
 	return "in_polygon(" + lat + ", " + lng + ", " + polygon + ")"
 }

@@ -3,6 +3,7 @@ package query_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -238,6 +239,102 @@ func TestParseOrderAndKeys(t *testing.T) {
 		var qe *query.Error
 		if !errors.As(err, &qe) || qe.Path != "keys" {
 			t.Errorf("ParseKeys(%q) = %v, want a *query.Error at keys", bad, err)
+		}
+	}
+}
+
+// TestParseWhereGoNumbers: a constraint built in Go code may hold any Go
+// integer type, a float32 or a json.Number where JSON gives a float64;
+// each becomes the float64 the JSON form parses to, wherever a number is
+// taken.
+func TestParseWhereGoNumbers(t *testing.T) {
+	sch := testSchema()
+	for _, n := range []any{
+		int(3), int8(3), int16(3), int32(3), int64(3), uint(3), uint8(3), uint16(3), uint32(3), uint64(3), uintptr(3),
+		float32(3), float64(3), json.Number("3"), json.Number("3.0"), json.Number("3e0"),
+	} {
+		for _, c := range []struct{ goWhere, jsWhere string }{
+			{"", `{"score": 3}`},
+			{"$gt", `{"score": {"$gt": 3}}`},
+			{"$in", `{"score": {"$in": [3, 1]}}`},
+			{"meta", `{"meta.seats": 3}`},
+			{"meta $nin", `{"meta.seats": {"$nin": [3]}}`},
+			{"tags", `{"tags": 3}`},
+			{"tags $all", `{"tags": {"$all": [3]}}`},
+			{"tags $containedBy", `{"tags": {"$containedBy": [3]}}`},
+			{"near", `{"where": {"$nearSphere": {"__type": "GeoPoint", "latitude": 3, "longitude": 3}, "$maxDistance": 3}}`},
+			{"box", `{"where": {"$within": {"$box": [[3, 3], [3, 3]]}}}`},
+		} {
+			var w map[string]any
+			switch c.goWhere {
+			case "":
+				w = map[string]any{"score": n}
+			case "$gt":
+				w = map[string]any{"score": map[string]any{"$gt": n}}
+			case "$in":
+				w = map[string]any{"score": map[string]any{"$in": []any{n, 1.0}}}
+			case "meta":
+				w = map[string]any{"meta.seats": n}
+			case "meta $nin":
+				w = map[string]any{"meta.seats": map[string]any{"$nin": []any{n}}}
+			case "tags":
+				w = map[string]any{"tags": n}
+			case "tags $all":
+				w = map[string]any{"tags": map[string]any{"$all": []any{n}}}
+			case "tags $containedBy":
+				w = map[string]any{"tags": map[string]any{"$containedBy": []any{n}}}
+			case "near":
+				w = map[string]any{"where": map[string]any{"$nearSphere": map[string]any{"__type": "GeoPoint", "latitude": n, "longitude": n}, "$maxDistance": n}}
+			case "box":
+				w = map[string]any{"where": map[string]any{"$within": map[string]any{"$box": []any{[]any{n, n}, []any{n, n}}}}}
+			}
+			got, err := query.ParseWhere(sch, w)
+			if err != nil {
+				t.Errorf("%T %s: %v", n, c.goWhere, err)
+				continue
+			}
+			want, err := parseJSON(t, c.jsWhere)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%T %s:\n got %#v\nwant %#v", n, c.goWhere, got, want)
+			}
+		}
+	}
+	// Negative and large integers that a float64 holds exactly.
+	for _, n := range []any{int(-7), int64(-1 << 53), int64(1 << 53), int64(1 << 62), uint64(1 << 63), int8(-128)} {
+		e, err := query.ParseWhere(sch, map[string]any{"score": n})
+		if err != nil {
+			t.Errorf("%T(%v): %v", n, n, err)
+			continue
+		}
+		if v := e.(query.Cmp).Value; reflect.TypeOf(v) != reflect.TypeOf(0.0) {
+			t.Errorf("%T(%v) became %T", n, n, v)
+		}
+	}
+	// Numbers a float64 cannot hold as they are, and numbers where no
+	// number belongs, are refused with the location.
+	for _, c := range []struct {
+		where     map[string]any
+		path, msg string
+	}{
+		{map[string]any{"score": int64(1<<53 + 1)}, "where.score", "no exact float64"},
+		{map[string]any{"score": uint64(1<<64 - 1)}, "where.score", "no exact float64"},
+		{map[string]any{"score": map[string]any{"$in": []any{1, int64(-1<<53 - 1)}}}, "where.score.$in[1]", "no exact float64"},
+		{map[string]any{"meta.seats": math.NaN()}, "where.meta.seats", "not a finite number"},
+		{map[string]any{"score": math.Inf(1)}, "where.score", "not a finite number"},
+		{map[string]any{"score": float32(math.Inf(-1))}, "where.score", "not a finite number"},
+		{map[string]any{"tags": math.NaN()}, "where.tags", "not a finite number"},
+		{map[string]any{"score": json.Number("x")}, "where.score", "not a number"},
+		{map[string]any{"name": 1}, "where.name", "String field \"name\" cannot be compared with a number"},
+		{map[string]any{"active": uint8(1)}, "where.active", "cannot be compared with a number"},
+		{map[string]any{"where": map[string]any{"$nearSphere": []any{1, 2}, "$maxDistance": -1}}, "where.where.$maxDistance", "non-negative"},
+	} {
+		_, err := query.ParseWhere(sch, c.where)
+		var qe *query.Error
+		if !errors.As(err, &qe) || qe.Path != c.path || !strings.Contains(qe.Msg, c.msg) {
+			t.Errorf("%#v: got %v, want %s: …%s…", c.where, err, c.path, c.msg)
 		}
 	}
 }
