@@ -1,12 +1,12 @@
 // Command live measures resource subscriptions end to end through the
-// real server: N MCP client sessions (official Go SDK, in memory, protocol
-// 2025-11-25) subscribe to parse://Ticket/count on one mcpserver.Server
-// over a SQLite demo store; bursts of writes go to the store directly
-// (st.Create, one object at a time, as fast as possible); the store's
-// change feed reaches the server, which checks each subscriber's
-// visibility, debounces per (session, URI) and sends
-// notifications/resources/updated. Every client records when its
-// notification arrived.
+// real server: N MCP client sessions (official Go SDK, or with -client raw
+// a minimal line reader; in memory, protocol 2025-11-25) subscribe to
+// parse://Ticket/count on one mcpserver.Server over a SQLite demo store;
+// bursts of writes go to the store directly (st.Create, one object at a
+// time, as fast as possible); the store's change feed reaches the server,
+// which decides visibility once per group of subscribers with equal rules,
+// debounces per (group, URI) and sends notifications/resources/updated from
+// its senders. Every client records when its notification arrived.
 //
 // It reports, in one run:
 //
@@ -23,7 +23,8 @@
 //     same server, before the N sessions connect; and the floor, the
 //     debounce window itself.
 //
-//     go run ./bench/live                                 # 10,000 sessions, 5 bursts of 50 writes, 250 ms
+//     go run ./bench/live -client raw                     # 10,000 sessions, 5 bursts of 50 writes, 250 ms: the server's cost
+//     go run ./bench/live                                 # the same with SDK clients
 //     go run ./bench/live -sessions 1000 -uris 10
 //     go run ./bench/live -cpuprofile cpu.out             # profiles the N-session bursts only
 //
@@ -38,6 +39,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -72,10 +74,10 @@ const (
 )
 
 type config struct {
-	sessions, writes, bursts, uris, rows, workers int
-	debounce, timeout                             time.Duration
-	as, client, cpuprofile, memprofile            string
-	baseline                                      bool
+	sessions, writes, bursts, uris, rows, workers, senders int
+	debounce, timeout                                      time.Duration
+	as, client, transport, cpuprofile, memprofile          string
+	baseline                                               bool
 }
 
 func main() {
@@ -88,8 +90,10 @@ func main() {
 	flag.IntVar(&c.rows, "rows", 2000, "demo dataset size (objects)")
 	flag.StringVar(&c.as, "as", "master", "agent of every session: master (master key) or member (demo user in role org-acme: ACL checked per row)")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "longest wait for a burst's notifications")
+	flag.IntVar(&c.senders, "senders", 0, "LiveOptions.Senders (0: the server's default)")
 	flag.IntVar(&c.workers, "workers", 0, "goroutines connecting and subscribing the sessions (0: GOMAXPROCS×2)")
 	flag.BoolVar(&c.baseline, "baseline", true, "measure the 1-session baseline first")
+	flag.StringVar(&c.transport, "transport", "pipe", "how each client reaches the server: buffered (an in-memory stream with a buffer, as a stdio pipe or socket has: a write returns once queued) or pipe (net.Pipe, mcp.NewInMemoryTransports: every write waits until the client goroutine has read it)")
 	flag.StringVar(&c.client, "client", "sdk", "client sessions: sdk (official Go SDK ClientSession) or raw (diagnostic: a minimal JSON-RPC client reading lines off the pipe, so that the run measures the server without the in-process SDK client's own cost)")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of the N-session bursts to this file")
 	flag.StringVar(&c.memprofile, "memprofile", "", "write a heap profile after subscribing to this file (allocations made while subscribing are all recorded: MemProfileRate 1)")
@@ -151,11 +155,14 @@ func run(ctx context.Context, c config) error {
 	default:
 		return fmt.Errorf("-as %q: want master or member", c.as)
 	}
+	if c.transport != "buffered" && c.transport != "pipe" {
+		return fmt.Errorf("-transport %q: want buffered or pipe", c.transport)
+	}
 	if c.client != "sdk" && c.client != "raw" {
 		return fmt.Errorf("-client %q: want sdk or raw", c.client)
 	}
 	a := agent.New(agent.Readonly, id)
-	live := &mcpserver.LiveOptions{Debounce: c.debounce}
+	live := &mcpserver.LiveOptions{Debounce: c.debounce, Senders: c.senders}
 	if c.sessions > subscribe.DefaultSessions {
 		live.Limits.Sessions = c.sessions + 1
 		fmt.Printf("note: LiveOptions.Limits.Sessions raised from %d to %d for this run\n", subscribe.DefaultSessions, live.Limits.Sessions)
@@ -418,7 +425,10 @@ func (b *bench) connect(ctx context.Context, n, workers int) ([]*sess, error) {
 			s.raw, out[i] = rc, s
 			return nil
 		}
-		ct, st := mcp.NewInMemoryTransports()
+		ct, st, err := b.transports()
+		if err != nil {
+			return err
+		}
 		if _, err := b.srv.Connect(ctx, st); err != nil {
 			return err
 		}
@@ -453,14 +463,17 @@ func (b *bench) subscribeAll(ctx context.Context, ss []*sess) error {
 // naming notifications/resources/updated is a notification, a line with
 // an id is the response to the one request in flight.
 type rawClient struct {
-	conn net.Conn
+	conn io.ReadWriteCloser
 	resp chan []byte
 	mu   sync.Mutex // one request at a time
 	id   int
 }
 
 func (b *bench) connectRaw(ctx context.Context, s *sess) (*rawClient, error) {
-	c1, c2 := net.Pipe()
+	c1, c2, err := b.conns()
+	if err != nil {
+		return nil, err
+	}
 	if _, err := b.srv.Connect(ctx, &mcp.IOTransport{Reader: c2, Writer: c2}); err != nil {
 		return nil, err
 	}
@@ -477,6 +490,90 @@ func (b *bench) connectRaw(ctx context.Context, s *sess) (*rawClient, error) {
 		return nil, err
 	}
 	return rc, nil
+}
+
+// conns returns the two ends of one client's connection: client, server.
+func (b *bench) conns() (io.ReadWriteCloser, io.ReadWriteCloser, error) {
+	if b.c.transport == "pipe" {
+		c1, c2 := net.Pipe()
+		return c1, c2, nil
+	}
+	up, down := newBufPipe(), newBufPipe()
+	return bufConn{down, up}, bufConn{up, down}, nil
+}
+
+// transports returns one client's transports: client, server.
+func (b *bench) transports() (mcp.Transport, mcp.Transport, error) {
+	if b.c.transport == "pipe" {
+		ct, st := mcp.NewInMemoryTransports()
+		return ct, st, nil
+	}
+	c1, c2, err := b.conns()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.IOTransport{Reader: c1, Writer: c1}, &mcp.IOTransport{Reader: c2, Writer: c2}, nil
+}
+
+// bufPipe is a one-way in-memory byte stream with a buffer, as a kernel
+// socket or pipe has: Write returns once the bytes are queued (it waits
+// only when bufPipeChunks writes are queued and unread), and the reader
+// takes them when it runs. (net.Pipe, behind mcp.NewInMemoryTransports,
+// has no buffer: each Write waits until the reader has read it all.)
+type bufPipe struct {
+	ch     chan []byte
+	cur    []byte
+	closed chan struct{}
+	once   sync.Once
+}
+
+const bufPipeChunks = 64
+
+func newBufPipe() *bufPipe {
+	return &bufPipe{ch: make(chan []byte, bufPipeChunks), closed: make(chan struct{})}
+}
+
+func (p *bufPipe) Write(b []byte) (int, error) {
+	select {
+	case <-p.closed:
+		return 0, io.ErrClosedPipe
+	default:
+	}
+	select {
+	case p.ch <- bytes.Clone(b):
+		return len(b), nil
+	case <-p.closed:
+		return 0, io.ErrClosedPipe
+	}
+}
+
+func (p *bufPipe) Read(b []byte) (int, error) {
+	if len(p.cur) == 0 {
+		select {
+		case c := <-p.ch:
+			p.cur = c
+		case <-p.closed:
+			return 0, io.EOF
+		}
+	}
+	n := copy(b, p.cur)
+	p.cur = p.cur[n:]
+	return n, nil
+}
+
+func (p *bufPipe) Close() error {
+	p.once.Do(func() { close(p.closed) })
+	return nil
+}
+
+// bufConn is one end of a connection made of two bufPipes.
+type bufConn struct{ in, out *bufPipe }
+
+func (c bufConn) Read(b []byte) (int, error)  { return c.in.Read(b) }
+func (c bufConn) Write(b []byte) (int, error) { return c.out.Write(b) }
+func (c bufConn) Close() error {
+	c.in.Close()
+	return c.out.Close()
 }
 
 func (rc *rawClient) call(ctx context.Context, method, params string) ([]byte, error) {
