@@ -16,6 +16,7 @@ import (
 // only when the subscriber could see the row before or after it.
 type Visibility struct {
 	class string
+	op    parse.Op
 	where query.Expr
 	// acl is the agent's read-ACL entries; nil for the master key.
 	acl    []string
@@ -28,12 +29,20 @@ type Visibility struct {
 // class the agent cannot count (hidden, filtered out, CLP) is the error
 // Count would give.
 func (s *Scope) Visibility(ctx context.Context, class string) (*Visibility, error) {
-	where, err := s.govern(ctx, class, parse.OpCount, false, nil)
+	return s.VisibilityFor(ctx, class, parse.OpCount)
+}
+
+// VisibilityFor is Visibility for the rows an operation reaches: OpCount
+// (what count_objects counts) or OpFind (what a find lists, e.g. a
+// class's samples). CLP may allow one and not the other, or restrict them
+// differently.
+func (s *Scope) VisibilityFor(ctx context.Context, class string, op parse.Op) (*Visibility, error) {
+	where, err := s.govern(ctx, class, op, false, nil)
 	if err != nil {
 		return nil, err
 	}
 	p := s.principal()
-	return &Visibility{class: class, where: where, acl: s.readACL(), master: p.Master, matchable: query.Matchable(where)}, nil
+	return &Visibility{class: class, op: op, where: where, acl: s.readACL(), master: p.Master, matchable: query.Matchable(where)}, nil
 }
 
 // Key identifies the rule: two Visibilities with equal Keys decide every
@@ -43,8 +52,11 @@ func (s *Scope) Visibility(ctx context.Context, class string) (*Visibility, erro
 // instead of one per subscriber. Two equal rules may still get different
 // Keys (a where holding pointers); never the reverse.
 func (v *Visibility) Key() string {
-	return fmt.Sprintf("%s\x00%t\x00%q\x00%#v", v.class, v.master, v.acl, v.where)
+	return fmt.Sprintf("%s\x00%s\x00%t\x00%q\x00%#v", v.class, v.op, v.master, v.acl, v.where)
 }
+
+// Op is the operation whose rows the rule describes (OpCount or OpFind).
+func (v *Visibility) Op() parse.Op { return v.op }
 
 // InMemory reports whether Sees can decide without the database; when it
 // cannot (the rule needs a sub-query), Sees refuses every row: callers
@@ -71,7 +83,25 @@ func (v *Visibility) Sees(obj parse.Object) (bool, error) {
 // agent counts now, asking the database: the fallback of a Visibility
 // that cannot decide in memory.
 func (s *Scope) CountsID(ctx context.Context, class, id string) (bool, error) {
-	n, err := s.Count(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: id}})
+	return s.ReachesID(ctx, class, id, parse.OpCount)
+}
+
+// ReachesID is CountsID for the rows op reaches (OpCount or OpFind), the
+// fallback of VisibilityFor(class, op).
+func (s *Scope) ReachesID(ctx context.Context, class, id string, op parse.Op) (bool, error) {
+	q := &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: id}}
+	var found bool
+	var err error
+	if op == parse.OpFind {
+		q.Limit, q.Keys = 1, []string{"objectId"}
+		var rows []parse.Object
+		rows, err = s.Find(ctx, q)
+		found = len(rows) > 0
+	} else {
+		var n int64
+		n, err = s.Count(ctx, q)
+		found = n > 0
+	}
 	if err != nil {
 		var ce *ClassError
 		if errors.As(err, &ce) {
@@ -79,5 +109,5 @@ func (s *Scope) CountsID(ctx context.Context, class, id string) (bool, error) {
 		}
 		return false, err
 	}
-	return n > 0, nil
+	return found, nil
 }

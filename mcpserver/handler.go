@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,9 @@ const (
 	DefaultMaxStreams   = 100
 	DefaultMaxListeners = 100
 )
+
+// DefaultWriteTimeout is HTTPOptions.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // CodeServerBusy is the JSON-RPC error code of a request refused because a
 // stream cap is reached (HTTP 503).
@@ -104,6 +108,9 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	}
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
 	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
@@ -196,12 +203,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// Stream caps.
+	// Stream caps. A subscriptions/listen POST stays open like a GET
+	// listening stream, and counts as one (whatever JSONResponse says: the
+	// SDK answers a listen with an event stream).
 	switch {
-	case r.Method == http.MethodGet:
+	case r.Method == http.MethodGet, r.Method == http.MethodPost && isListen(body):
 		if n := h.listeners.Add(1); n > int64(h.opts.MaxListeners) {
 			h.listeners.Add(-1)
-			rpcErrorID(w, http.StatusServiceUnavailable, nil, CodeServerBusy, "server busy")
+			rpcErrorID(w, http.StatusServiceUnavailable, requestID(body), CodeServerBusy, "server busy")
 			return
 		}
 		defer h.listeners.Add(-1)
@@ -214,7 +223,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.streams.Add(-1)
 	}
 
-	rw := &responseWriter{ResponseWriter: w}
+	rw := &responseWriter{ResponseWriter: w, timeout: h.opts.WriteTimeout}
 	if !stateless && sid == "" && r.Method == http.MethodPost {
 		// A new session: bind its id to the principal before the client
 		// can learn it.
@@ -365,6 +374,14 @@ func isLoopback(hostport string) bool {
 // hasCall reports whether a body holds at least one request (a method with
 // an id): such a POST is answered with a stream, unlike notifications and
 // responses (202).
+// isListen reports whether body is a subscriptions/listen request.
+func isListen(body []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == "subscriptions/listen"
+}
+
 func hasCall(body []byte) bool {
 	one := func(raw json.RawMessage) bool {
 		var m struct {
@@ -428,6 +445,15 @@ type responseWriter struct {
 	http.ResponseWriter
 	status   int
 	onHeader func(status int)
+	// timeout bounds each Write and Flush (0: none).
+	timeout time.Duration
+}
+
+// deadline gives the next write timeout to finish.
+func (w *responseWriter) deadline() {
+	if w.timeout > 0 {
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.timeout))
+	}
 }
 
 func (w *responseWriter) WriteHeader(status int) {
@@ -447,6 +473,7 @@ func (w *responseWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.deadline()
 	return w.ResponseWriter.Write(b)
 }
 
@@ -454,6 +481,7 @@ func (w *responseWriter) Flush() {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.deadline()
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}

@@ -23,6 +23,11 @@ const statelessVersion = "2026-07-28"
 type HTTPOptions struct {
 	// MaxBodyBytes caps a request body (default 1 MiB).
 	MaxBodyBytes int64
+	// WriteTimeout bounds each write of a response or event to a client
+	// (default 30 s): a client that stops reading its stream fails the
+	// write instead of holding the sender for ever. It does not bound how
+	// long a stream stays open.
+	WriteTimeout time.Duration
 	// SessionTimeout closes idle sessions (default 30 minutes).
 	SessionTimeout time.Duration
 	// AllowedOrigins, when set, refuses (403) requests whose Origin header
@@ -38,7 +43,8 @@ type HTTPOptions struct {
 	// mode; no progress notifications on the POST).
 	JSONResponse bool
 	// MaxStreams caps the POSTs being answered as event streams at once
-	// (default 100); MaxListeners caps the open GET listening streams
+	// (default 100); MaxListeners caps the open listening streams (GET
+	// streams, and the subscriptions/listen requests of 2026-07-28 clients)
 	// (default 100). Over a cap: 503 with a JSON-RPC -32000 "server busy".
 	MaxStreams, MaxListeners int
 }
@@ -61,7 +67,7 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 // liftBody applies liftRequest to a request body (one JSON-RPC message;
 // batches and anything else pass unchanged).
 func liftBody(body []byte) []byte {
-	if !bytes.Contains(body, []byte(`"tools/list"`)) && !bytes.Contains(body, []byte(`"subscriptions/listen"`)) {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return body
 	}
 	var msg map[string]json.RawMessage

@@ -138,6 +138,8 @@ func FuzzLiftCategoryBody(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["parse://Ticket/count"]}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"subscriptions/listen","params":{"_meta":{"dev.parsemcp/listenId":"forged"},"notifications":{}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"subscriptions/listen","params":{"notifications":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":4,"method":"subscriptions\/listen","params":{"_meta":{"dev.parsemcp/listenId":"FORGED"},"notifications":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":5,"method":"resources/subscribe","params":{"uri":"parse://Ticket/count","_meta":{"dev.parsemcp/listenId":"x"}}}`))
 	for _, s := range liftParamSeeds {
 		f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + s + `}`))
 	}
@@ -161,7 +163,7 @@ func FuzzLiftCategoryBody(f *testing.F) {
 			t.Fatalf("rewrote a body that is not a JSON object: %s → %s", in, out)
 		}
 		var method string
-		if json.Unmarshal(before["method"], &method) != nil || (method != "tools/list" && method != "subscriptions/listen") {
+		if json.Unmarshal(before["method"], &method) != nil || (method != "tools/list" && method != "subscriptions/listen" && method != "resources/subscribe" && method != "resources/unsubscribe") {
 			t.Fatalf("rewrote a %q request: %s", method, in)
 		}
 		for k, v := range before {
@@ -177,6 +179,12 @@ func FuzzLiftCategoryBody(f *testing.F) {
 		}
 		if len(after) != len(before) {
 			t.Fatalf("members gained or lost: %s → %s", in, out)
+		}
+		if method == "resources/subscribe" || method == "resources/unsubscribe" {
+			if bytes.Contains(out, []byte("dev.parsemcp/listenId")) {
+				t.Fatalf("%s rewrite keeps a client-sent listen id: %s", method, out)
+			}
+			return
 		}
 		if method == "subscriptions/listen" {
 			var p struct {

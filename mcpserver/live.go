@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,14 +66,16 @@ const listenIDMeta = "dev.parsemcp/listenId"
 // different agents, so a subscriber is told only about rows it could see
 // before or after the change.
 //
-// Subscribers whose visibility rules are the same (agent.Visibility.Key)
-// form one group per class: a change is evaluated once per group, not once
-// per session, and debounced per (group, uri). Every member of a group
+// The subscribers of one URI whose visibility rules are the same
+// (agent.Visibility.Key) form a group: a change is decided once per group,
+// not once per session, and debounced per group. Every member of a group
 // sees the same changes, so this is the per-(session, uri) debounce; a
 // member that joins while the group's window is open is notified when it
-// closes. When it closes, the members' notifications go to a pool of
-// senders; a client that stops reading holds up one sender for at most the
-// send timeout, and then loses its subscriptions.
+// closes. (A rule that needs the database is asked with the subscriber's
+// own agent: such subscribers are never grouped.) When the window closes,
+// the members' notifications go to a pool of senders; a client that stops
+// reading holds up one sender for at most the send timeout, and then loses
+// its subscriptions and its session.
 type live struct {
 	srv      *Server
 	log      *slog.Logger
@@ -96,57 +99,116 @@ type live struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*liveSession
-	groups   map[string]*liveGroup // by visibility key
+	groups   map[string]*liveGroup // by uri and visibility key
 	groupIDs map[string]*liveGroup // by id (the Debouncer's keys)
 	byURI    map[string]map[*liveGroup]struct{}
 	nextID   uint64
 }
 
-// liveGroup is the subscribers of one class that share a visibility rule.
-// Its fields but members are immutable; members is guarded by live.mu.
+// liveGroup is the subscribers of one URI that share a visibility rule.
+// Its fields but sessions are immutable; sessions is guarded by live.mu.
 type liveGroup struct {
-	id, key string
-	class   string
-	vis     *agent.Visibility
-	agent   *agent.Agent // for the database fallback of vis (CountsID)
-	members map[string]*groupURI
-}
-
-// groupURI is the members of a group subscribed to one URI.
-type groupURI struct {
-	key      string // the Debouncer key: subscribe.Key(group id, uri)
+	id, key  string
+	uri      string
+	dkey     string // the Debouncer key: subscribe.Key(id, uri)
+	vis      *agent.Visibility
+	agent    *agent.Agent // for the database fallback of vis (ReachesID)
 	sessions map[*liveSession]struct{}
 }
 
-// liveSession is one session holding subscriptions. Its fields but ss and
-// sid are guarded by live.mu.
+// liveSession is one session holding subscriptions. Its fields but sid,
+// ss and released are guarded by live.mu.
 type liveSession struct {
 	sid string
 	ss  *mcp.ServerSession
-	// groups holds the session's group of each class it watches (usually
-	// one).
+	// groups holds the session's group of each URI it watches.
 	groups []*liveGroup
-	// listen holds, per URI subscribed through subscriptions/listen, that
-	// request's JSON-RPC id; nil when there is none.
-	listen map[string]json.RawMessage
+	// holds is nil while every subscription of the session came through
+	// resources/subscribe. Once one comes through subscriptions/listen, it
+	// says, per URI, what holds the subscription: resources/subscribe
+	// (plain) and the listens (their ids); each is notified.
+	holds    map[string]*holders
+	released atomic.Bool
 }
 
-func (ls *liveSession) group(class string) (*liveGroup, int) {
+type holders struct {
+	plain bool
+	ids   []json.RawMessage
+}
+
+func (ls *liveSession) group(uri string) (*liveGroup, int) {
 	for i, g := range ls.groups {
-		if g.class == class {
+		if g.uri == uri {
 			return g, i
 		}
 	}
 	return nil, -1
 }
 
-// sendBatch is a share of one group's notification of uri.
+// hold records what subscribes ls to uri (id nil: resources/subscribe);
+// l.mu is held and ls is a member of uri's group.
+func (ls *liveSession) hold(uri string, id json.RawMessage, wasMember bool) {
+	if id == nil && ls.holds == nil {
+		return
+	}
+	if ls.holds == nil {
+		ls.holds = map[string]*holders{}
+		for _, g := range ls.groups {
+			if g.uri != uri || wasMember {
+				ls.holds[g.uri] = &holders{plain: true}
+			}
+		}
+	}
+	h := ls.holds[uri]
+	if h == nil {
+		h = &holders{}
+		ls.holds[uri] = h
+	}
+	if id == nil {
+		h.plain = true
+		return
+	}
+	for _, have := range h.ids {
+		if string(have) == string(id) {
+			return
+		}
+	}
+	h.ids = append(h.ids, id)
+}
+
+// unhold removes what held ls to uri (id nil: resources/unsubscribe) and
+// reports whether something still does; l.mu is held.
+func (ls *liveSession) unhold(uri string, id json.RawMessage) bool {
+	if ls.holds == nil {
+		return id != nil // a listen never recorded: the plain subscription stays
+	}
+	h := ls.holds[uri]
+	if h == nil {
+		return false
+	}
+	if id == nil {
+		h.plain = false
+	} else {
+		h.ids = slices.DeleteFunc(h.ids, func(have json.RawMessage) bool { return string(have) == string(id) })
+	}
+	if h.plain || len(h.ids) > 0 {
+		return true
+	}
+	delete(ls.holds, uri)
+	return false
+}
+
+// sendBatch is a share of one group's notification of uri: entry i goes
+// to sessions[i], naming the listen listen[i] (nil: none).
 type sendBatch struct {
 	uri      string
 	params   json.RawMessage // {"uri": …}
 	sessions []*liveSession
-	listen   []json.RawMessage // per session: its listen id, or nil
+	listen   []json.RawMessage
 }
+
+// minSendTimeout keeps the janitor's tick sane.
+const minSendTimeout = 10 * time.Millisecond
 
 func newLive(s *Server, o *LiveOptions) *live {
 	if o == nil {
@@ -171,6 +233,7 @@ func newLive(s *Server, o *LiveOptions) *live {
 	if l.sendTimeout <= 0 {
 		l.sendTimeout = defaultSendTimeout
 	}
+	l.sendTimeout = max(l.sendTimeout, minSendTimeout)
 	l.sends = make(chan sendBatch, 4*senders)
 	l.senders = map[*senderState]struct{}{}
 	for range senders {
@@ -191,8 +254,8 @@ func (l *live) close() {
 		for _, stop := range l.stops {
 			stop()
 		}
+		close(l.done)      // fire and the senders stop handing out work
 		l.debounce.Close() // no fire runs after this
-		close(l.done)
 		// A sender blocked on a client that does not read is not waited
 		// for beyond the send timeout.
 		waited := make(chan struct{})
@@ -259,34 +322,14 @@ func (l *live) receive(m subscribe.Message) {
 		l.resync(c.Class)
 		return
 	}
-	for _, t := range l.targets(c.Class) {
-		if t.armed(l.debounce) {
+	for _, g := range l.targets(c.Class) {
+		if l.debounce.Armed(g.dkey) {
 			continue // already due to notify: nothing to decide
 		}
-		if l.sees(t.g, c) {
-			for _, k := range t.keys {
-				if k != "" {
-					l.debounce.Trigger(k)
-				}
-			}
+		if l.sees(g, c) {
+			l.debounce.Trigger(g.dkey)
 		}
 	}
-}
-
-// target is a group subscribed to a class's URIs, with the Debouncer key
-// of each URI it is subscribed to ("" for the others).
-type target struct {
-	g    *liveGroup
-	keys [2]string
-}
-
-func (t *target) armed(d *subscribe.Debouncer) bool {
-	for _, k := range t.keys {
-		if k != "" && !d.Armed(k) {
-			return false
-		}
-	}
-	return true
 }
 
 // classURIs returns a class's two subscribable URIs.
@@ -295,24 +338,13 @@ func classURIs(class string) [2]string {
 }
 
 // targets returns the groups subscribed to the class's URIs.
-func (l *live) targets(class string) []target {
-	uris := classURIs(class)
+func (l *live) targets(class string) []*liveGroup {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	var out []target
-	for i, uri := range uris {
-	groups:
+	var out []*liveGroup
+	for _, uri := range classURIs(class) {
 		for g := range l.byURI[uri] {
-			k := g.members[uri].key
-			for j := range out {
-				if out[j].g == g {
-					out[j].keys[i] = k
-					continue groups
-				}
-			}
-			t := target{g: g}
-			t.keys[i] = k
-			out = append(out, t)
+			out = append(out, g)
 		}
 	}
 	return out
@@ -321,12 +353,17 @@ func (l *live) targets(class string) []target {
 // resync schedules a notification of every subscribed URI of class
 // (every class when "").
 func (l *live) resync(class string) {
+	var uris []string
+	if class != "" {
+		u := classURIs(class)
+		uris = u[:]
+	}
 	var keys []string
 	l.mu.RLock()
-	for _, g := range l.groupIDs {
-		if class == "" || g.class == class {
-			for _, gu := range g.members {
-				keys = append(keys, gu.key)
+	for uri, groups := range l.byURI {
+		if class == "" || slices.Contains(uris, uri) {
+			for g := range groups {
+				keys = append(keys, g.dkey)
 			}
 		}
 	}
@@ -339,7 +376,8 @@ func (l *live) resync(class string) {
 // sees reports whether the group's members could see the changed row
 // before or after the change. It fails closed: when the rule cannot be
 // decided in memory, only the row's state after the change counts, asked
-// of the database; an error means no notification.
+// of the database with the (only) member's agent; an error means no
+// notification.
 func (l *live) sees(g *liveGroup, c *wireChange) bool {
 	if g.vis.InMemory() {
 		for _, row := range []parse.Object{c.Before, c.After} {
@@ -354,35 +392,42 @@ func (l *live) sees(g *liveGroup, c *wireChange) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ok, err := agent.NewScope(g.agent, l.srv.store).CountsID(ctx, c.Class, c.ObjectID)
+	ok, err := agent.NewScope(g.agent, l.srv.store).ReachesID(ctx, c.Class, c.ObjectID, g.vis.Op())
 	if err != nil {
 		l.log.Warn("live: visibility check failed; not notifying", "class", c.Class, "err", err)
 	}
 	return ok
 }
 
-// fire runs when a (group, uri) window closes: the group's members
-// subscribed to uri are handed to the senders, in shares so that every
-// sender takes part.
+// fire runs when a group's window closes: its members are handed to the
+// senders, in shares so that every sender takes part.
 func (l *live) fire(key string) {
 	gid, uri := subscribe.SplitKey(key)
 	l.mu.RLock()
 	g := l.groupIDs[gid]
-	if g == nil || g.members[uri] == nil {
+	if g == nil || g.uri != uri {
 		l.mu.RUnlock()
 		return
 	}
-	members := g.members[uri].sessions
-	sessions := make([]*liveSession, 0, len(members))
-	var listen []json.RawMessage // per session, when any came through subscriptions/listen
-	for ls := range members {
-		if id := ls.listen[uri]; id != nil && listen == nil {
-			listen = make([]json.RawMessage, len(sessions), len(members))
+	sessions := make([]*liveSession, 0, len(g.sessions))
+	var listen []json.RawMessage // per entry, when any listen holds a member
+	for ls := range g.sessions {
+		h := ls.holds[uri] // nil: held by resources/subscribe only
+		if h != nil && len(h.ids) > 0 && listen == nil {
+			listen = make([]json.RawMessage, len(sessions), len(g.sessions)+len(h.ids))
 		}
-		if listen != nil {
-			listen = append(listen, ls.listen[uri])
+		if h == nil || h.plain {
+			sessions = append(sessions, ls)
+			if listen != nil {
+				listen = append(listen, nil)
+			}
 		}
-		sessions = append(sessions, ls)
+		if h != nil {
+			for _, id := range h.ids {
+				sessions = append(sessions, ls)
+				listen = append(listen, id)
+			}
+		}
 	}
 	l.mu.RUnlock()
 
@@ -390,7 +435,7 @@ func (l *live) fire(key string) {
 	if err != nil {
 		return
 	}
-	// About four shares per sender, at least 16 sessions each.
+	// About four shares per sender, at least 16 notifications each.
 	share := max(16, (len(sessions)+cap(l.sends)-1)/cap(l.sends))
 	for start := 0; start < len(sessions); start += share {
 		end := min(start+share, len(sessions))
@@ -411,9 +456,10 @@ func (l *live) fire(key string) {
 type senderState struct {
 	mu        sync.Mutex
 	b         sendBatch
-	next      int          // the first of b.sessions not yet begun
+	next      int          // the first entry of b not yet begun
 	cur       *liveSession // being sent to
 	since     time.Time    // when the current send began; zero when idle
+	gen       uint64       // counts the sends begun
 	abandoned bool         // replaced: exit after the current send
 }
 
@@ -446,7 +492,8 @@ func (l *live) sender(st *senderState) {
 }
 
 // sendBatch works through st's batch; it reports false when st was
-// abandoned (the rest of the batch went to another sender).
+// abandoned (the rest of the batch went to another sender) or the server
+// is closing.
 func (l *live) sendBatch(st *senderState) bool {
 	for {
 		st.mu.Lock()
@@ -461,9 +508,20 @@ func (l *live) sendBatch(st *senderState) bool {
 			return true
 		}
 		ls := b.sessions[i]
-		st.next, st.cur, st.since = i+1, ls, time.Now()
+		st.next = i + 1
+		if ls.released.Load() {
+			st.mu.Unlock()
+			continue // released since the batch was made (or stuck before)
+		}
+		st.cur, st.since = ls, time.Now()
+		st.gen++
 		st.mu.Unlock()
 
+		select {
+		case <-l.done:
+			return false
+		default:
+		}
 		params := b.params
 		if b.listen != nil && b.listen[i] != nil {
 			params = listenParams(b.uri, b.listen[i])
@@ -471,29 +529,39 @@ func (l *live) sendBatch(st *senderState) bool {
 		if err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params); err != nil {
 			// The session is gone: release what it held.
 			l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
-			l.release(ls.sid)
+			l.releaseSession(ls)
 		}
 	}
 }
 
 // unstick gives up on sends that have taken longer than the send timeout:
-// the session is released, the rest of the sender's batch goes back to
-// the queue, and a new sender takes the stuck one's place (which exits
-// when its write returns, if ever).
+// the session is released and closed (its client sees the end and can
+// reconnect), the rest of the sender's batch goes back to the queue, and a
+// new sender takes the stuck one's place (which exits when its write
+// returns, if ever).
 func (l *live) unstick() {
+	type stuckSend struct {
+		st  *senderState
+		gen uint64
+	}
 	now := time.Now()
+	var stuck []stuckSend
 	l.smu.Lock()
-	var stuck []*senderState
 	for st := range l.senders {
 		st.mu.Lock()
 		if !st.since.IsZero() && now.Sub(st.since) > l.sendTimeout {
-			stuck = append(stuck, st)
+			stuck = append(stuck, stuckSend{st, st.gen})
 		}
 		st.mu.Unlock()
 	}
 	l.smu.Unlock()
-	for _, st := range stuck {
+	for _, s := range stuck {
+		st := s.st
 		st.mu.Lock()
+		if st.gen != s.gen || st.since.IsZero() || st.abandoned {
+			st.mu.Unlock() // the send returned meanwhile
+			continue
+		}
 		st.abandoned = true
 		ls, rest := st.cur, st.b
 		rest.sessions = rest.sessions[st.next:]
@@ -505,9 +573,6 @@ func (l *live) unstick() {
 		l.smu.Lock()
 		delete(l.senders, st)
 		l.smu.Unlock()
-		l.log.Warn("live: a client has not taken a notification in time; releasing its subscriptions",
-			"session", ls.sid, "timeout", l.sendTimeout)
-		l.release(ls.sid)
 		l.startSender()
 		if len(rest.sessions) > 0 {
 			go func() {
@@ -517,6 +582,10 @@ func (l *live) unstick() {
 				}
 			}()
 		}
+		l.log.Warn("live: a client has not taken a notification in time; closing its session",
+			"session", ls.sid, "timeout", l.sendTimeout)
+		l.releaseSession(ls)
+		go ls.ss.Close()
 	}
 }
 
@@ -536,7 +605,7 @@ func listenParams(uri string, id json.RawMessage) json.RawMessage {
 // up on sends that take too long (unstick).
 func (l *live) janitor() {
 	defer l.wg.Done()
-	t := time.NewTicker(min(sweepInterval, l.sendTimeout/4))
+	t := time.NewTicker(max(time.Millisecond, min(sweepInterval, l.sendTimeout/4)))
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -553,84 +622,83 @@ func (l *live) janitor() {
 	}
 }
 
-// sweep releases the sessions the SDK no longer holds.
+// sweep releases the sessions the SDK no longer holds. The candidates are
+// read before the SDK's list, so a session that subscribes meanwhile is
+// not among them.
 func (l *live) sweep() {
 	l.mu.RLock()
-	n := len(l.sessions)
+	candidates := make([]*liveSession, 0, len(l.sessions))
+	for _, ls := range l.sessions {
+		candidates = append(candidates, ls)
+	}
 	l.mu.RUnlock()
-	if n == 0 {
+	if len(candidates) == 0 {
 		return
 	}
-	alive := make(map[*mcp.ServerSession]struct{}, n)
+	alive := make(map[*mcp.ServerSession]struct{}, len(candidates))
 	for ss := range l.srv.mcp.Sessions() {
 		alive[ss] = struct{}{}
 	}
-	var gone []string
-	l.mu.RLock()
-	for sid, ls := range l.sessions {
+	for _, ls := range candidates {
 		if _, ok := alive[ls.ss]; !ok {
-			gone = append(gone, sid)
+			l.releaseSession(ls)
 		}
-	}
-	l.mu.RUnlock()
-	for _, sid := range gone {
-		l.release(sid)
 	}
 }
 
-// release drops everything a session holds.
+// release drops everything the session sid holds.
 func (l *live) release(sid string) {
+	l.mu.RLock()
+	ls := l.sessions[sid]
+	l.mu.RUnlock()
+	if ls != nil {
+		l.releaseSession(ls)
+	}
+}
+
+// releaseSession drops everything ls holds, if it is still the session's
+// record.
+func (l *live) releaseSession(ls *liveSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.index.RemoveSession(sid)
-	ls := l.sessions[sid]
-	if ls == nil {
+	if l.sessions[ls.sid] != ls {
 		return
 	}
+	ls.released.Store(true)
+	l.index.RemoveSession(ls.sid)
 	for _, g := range ls.groups {
-		for _, uri := range classURIs(g.class) {
-			l.leave(g, uri, ls)
-		}
+		l.leave(g, ls)
 	}
-	delete(l.sessions, sid)
+	ls.groups, ls.holds = nil, nil
+	delete(l.sessions, ls.sid)
 }
 
-// join adds ls to g's members subscribed to uri; l.mu is held.
-func (l *live) join(g *liveGroup, uri string, ls *liveSession) {
-	gu := g.members[uri]
-	if gu == nil {
-		gu = &groupURI{key: subscribe.Key(g.id, uri), sessions: map[*liveSession]struct{}{}}
-		g.members[uri] = gu
-		if l.byURI[uri] == nil {
-			l.byURI[uri] = map[*liveGroup]struct{}{}
+// join adds ls to g; l.mu is held.
+func (l *live) join(g *liveGroup, ls *liveSession) {
+	if len(g.sessions) == 0 {
+		if l.byURI[g.uri] == nil {
+			l.byURI[g.uri] = map[*liveGroup]struct{}{}
 		}
-		l.byURI[uri][g] = struct{}{}
+		l.byURI[g.uri][g] = struct{}{}
 	}
-	gu.sessions[ls] = struct{}{}
+	g.sessions[ls] = struct{}{}
 }
 
-// leave removes ls from g's members subscribed to uri, and drops what is
-// left empty; l.mu is held.
-func (l *live) leave(g *liveGroup, uri string, ls *liveSession) {
-	gu := g.members[uri]
-	if gu == nil {
+// leave removes ls from g, and drops g when it is left empty; l.mu is
+// held.
+func (l *live) leave(g *liveGroup, ls *liveSession) {
+	delete(g.sessions, ls)
+	if len(g.sessions) > 0 {
 		return
 	}
-	delete(gu.sessions, ls)
-	if len(gu.sessions) > 0 {
-		return
-	}
-	delete(g.members, uri)
-	if byURI := l.byURI[uri]; byURI != nil {
+	if byURI := l.byURI[g.uri]; byURI != nil {
 		delete(byURI, g)
 		if len(byURI) == 0 {
-			delete(l.byURI, uri)
+			delete(l.byURI, g.uri)
 		}
 	}
-	if len(g.members) == 0 {
-		delete(l.groups, g.key)
-		delete(l.groupIDs, g.id)
-	}
+	delete(l.groups, g.key)
+	delete(l.groupIDs, g.id)
 }
 
 // sessionKey names a session in the index: its Mcp-Session-Id, or for
@@ -643,6 +711,26 @@ func sessionKey(ss *mcp.ServerSession) string {
 	return fmt.Sprintf("local-%p", ss)
 }
 
+// maxListenID bounds the listen id a notification echoes.
+const maxListenID = 128
+
+// listenID returns the id of the subscriptions/listen request behind a
+// subscribe or unsubscribe, as the transport recorded it (nil: none, or
+// not a JSON-RPC id: a string or a number).
+func listenID(meta mcp.Meta) json.RawMessage {
+	var b []byte
+	switch v := meta[listenIDMeta].(type) {
+	case string:
+		if len(v) > maxListenID {
+			return nil
+		}
+		b, _ = json.Marshal(v)
+	case float64:
+		b, _ = json.Marshal(v)
+	}
+	return b
+}
+
 // subscribe handles resources/subscribe, and each URI of a
 // subscriptions/listen request.
 func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
@@ -651,11 +739,15 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		return &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
 	}
 	uri := req.Params.URI
-	class, err := subscribable(uri)
+	class, kind, err := subscribable(uri)
 	if err != nil {
 		return err
 	}
-	vis, err := agent.NewScope(a, l.srv.store).Visibility(ctx, class)
+	op := parse.OpCount
+	if kind == resources.KindSamples {
+		op = parse.OpFind // samples are read with a find
+	}
+	vis, err := agent.NewScope(a, l.srv.store).VisibilityFor(ctx, class, op)
 	if err != nil {
 		var ce *agent.ClassError
 		if errors.As(err, &ce) {
@@ -668,10 +760,12 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		return l.srv.internal("resources/subscribe", err)
 	}
 	sid := sessionKey(req.Session)
-	var listenID json.RawMessage
-	if v, ok := req.Params.Meta[listenIDMeta]; ok && v != nil {
-		listenID, _ = json.Marshal(v)
+	key := uri + "\x00" + vis.Key()
+	if !vis.InMemory() {
+		// Decided by the database with this subscriber's own agent.
+		key += "\x00" + sid
 	}
+	id := listenID(req.Params.Meta)
 
 	// The index and the groups change together, under l.mu: a session's
 	// subscribe and unsubscribe may run concurrently.
@@ -685,76 +779,59 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		ls = &liveSession{sid: sid, ss: req.Session}
 		l.sessions[sid] = ls
 	}
-	key := vis.Key()
 	g := l.groups[key]
 	if g == nil {
 		l.nextID++
-		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, class: class, vis: vis, agent: a, members: map[string]*groupURI{}}
+		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, uri: uri, vis: vis, agent: a, sessions: map[*liveSession]struct{}{}}
+		g.dkey = subscribe.Key(g.id, uri)
 		l.groups[key] = g
 		l.groupIDs[g.id] = g
 	}
-	if old, i := ls.group(class); old != g {
-		// The session's rule for the class changed (its agent did):
-		// its other URI of the class follows it to the new group.
+	old, i := ls.group(uri)
+	if old != g {
+		// A new subscription, or the session's rule changed (its agent
+		// did): it moves, with a notification its old group owed it.
 		if old != nil {
-			for _, u := range classURIs(class) {
-				if gu := old.members[u]; gu != nil {
-					if _, in := gu.sessions[ls]; in && u != uri {
-						l.join(g, u, ls)
-					}
-				}
-				l.leave(old, u, ls)
+			if l.debounce.Armed(old.dkey) {
+				l.debounce.Trigger(g.dkey)
 			}
+			l.leave(old, ls)
 			ls.groups[i] = g
 		} else {
 			ls.groups = append(ls.groups, g)
 		}
+		l.join(g, ls)
 	}
-	l.join(g, uri, ls)
-	if listenID != nil {
-		if ls.listen == nil {
-			ls.listen = map[string]json.RawMessage{}
-		}
-		ls.listen[uri] = listenID
-	} else {
-		delete(ls.listen, uri)
-	}
+	ls.hold(uri, id, old != nil)
 	return nil
 }
 
 // unsubscribe handles resources/unsubscribe (idempotent), and the end of
-// a subscriptions/listen request.
+// a subscriptions/listen request (only that listen's hold is dropped).
 func (l *live) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
 	if req.Session == nil {
 		return nil
 	}
 	sid := sessionKey(req.Session)
 	uri := req.Params.URI
+	id := listenID(req.Params.Meta)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.index.Unsubscribe(sid, uri)
-	class, _, err := resources.ParseURI(uri)
-	if err != nil {
-		return nil
-	}
 	ls := l.sessions[sid]
 	if ls == nil {
+		l.index.Unsubscribe(sid, uri)
 		return nil
 	}
-	delete(ls.listen, uri)
-	g, i := ls.group(class)
+	if ls.unhold(uri, id) {
+		return nil // still held by another listen, or resources/subscribe
+	}
+	l.index.Unsubscribe(sid, uri)
+	g, i := ls.group(uri)
 	if g == nil {
 		return nil
 	}
-	l.leave(g, uri, ls)
-	for _, u := range classURIs(class) {
-		if gu := g.members[u]; gu != nil {
-			if _, in := gu.sessions[ls]; in {
-				return nil // still watching the class
-			}
-		}
-	}
-	ls.groups = append(ls.groups[:i], ls.groups[i+1:]...)
+	l.leave(g, ls)
+	ls.groups = slices.Delete(ls.groups, i, i+1)
 	if len(ls.groups) == 0 {
 		delete(l.sessions, sid)
 	}
@@ -763,16 +840,16 @@ func (l *live) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error
 
 // subscribable checks a subscription URI: parse://{Class}/count or
 // parse://{Class}/samples.
-func subscribable(uri string) (string, error) {
-	class, kind, err := resources.ParseURI(uri)
+func subscribable(uri string) (class, kind string, err error) {
+	class, kind, err = resources.ParseURI(uri)
 	if err != nil {
-		return "", invalidParams("cannot subscribe to %q: %v; subscribe to parse://{Class}/count or parse://{Class}/samples", uri, err)
+		return "", "", invalidParams("cannot subscribe to %q: %v; subscribe to parse://{Class}/count or parse://{Class}/samples", uri, err)
 	}
 	if kind == resources.KindSchema {
-		return "", invalidParams("cannot subscribe to %s: a class's schema is not a live resource (it changes only through schema operations); subscribe to %s or %s",
+		return "", "", invalidParams("cannot subscribe to %s: a class's schema is not a live resource (it changes only through schema operations); subscribe to %s or %s",
 			uri, resources.URI(class, resources.KindCount), resources.URI(class, resources.KindSamples))
 	}
-	return class, nil
+	return class, kind, nil
 }
 
 // LiveSnapshot is the subscription index as it stands, for tests and

@@ -2,7 +2,10 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -242,5 +245,164 @@ func (l *listener) drain() {
 		default:
 			return
 		}
+	}
+}
+
+// Two listens of one session on the same URI (2026-07-28 over a session
+// transport, as stdio): each gets its own notification, naming it, and
+// ending one leaves the other subscribed.
+func TestLiveOverlappingListens(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond},
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	sc, cc := net.Pipe()
+	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	lines := make(chan map[string]any, 64)
+	go func() {
+		dec := json.NewDecoder(cc)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(lines)
+				return
+			}
+			lines <- m
+		}
+	}()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	send := func(s string) {
+		t.Helper()
+		if _, err := cc.Write([]byte(s + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next returns the next notification of method (others are skipped).
+	next := func(method string) map[string]any {
+		t.Helper()
+		timeout := time.After(5 * time.Second)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatal("connection closed")
+				}
+				if m["method"] == method {
+					return m
+				}
+				if m["error"] != nil {
+					t.Fatalf("error: %v", m)
+				}
+			case <-timeout:
+				t.Fatalf("no %s", method)
+			}
+		}
+	}
+	const count = "parse://Ticket/count"
+	for _, id := range []string{"1", `"two"`} {
+		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + count + `"]},` + meta + `}}`)
+		next("notifications/subscriptions/acknowledged")
+	}
+	subscriptionOf := func(m map[string]any) string {
+		p, _ := m["params"].(map[string]any)
+		mt, _ := p["_meta"].(map[string]any)
+		return fmt.Sprint(mt[mcp.MetaKeySubscriptionID])
+	}
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for range 2 {
+		got[subscriptionOf(next("notifications/resources/updated"))] = true
+	}
+	if !got["1"] || !got["two"] {
+		t.Fatalf("two listens notified as %v, want 1 and two", got)
+	}
+	// The second listen ends (its answer comes back); the first goes on.
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"two"}}`)
+	timeout := time.After(5 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case m := <-lines:
+			ended = m["id"] == "two"
+		case <-timeout:
+			t.Fatal("the cancelled listen never ended")
+		}
+	}
+	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := subscriptionOf(next("notifications/resources/updated")); s != "1" {
+		t.Fatalf("after listen two ended: notification for %s", s)
+	}
+	select {
+	case m := <-lines:
+		t.Fatalf("a second notification after listen two ended: %v", m)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if snap := srv.LiveSnapshot(); snap.Subscriptions != 1 {
+		t.Fatalf("index after one of two listens ended: %+v", snap)
+	}
+}
+
+// Open subscriptions/listen requests count against MaxListeners, as GET
+// streams do, not against MaxStreams: however many are open, other
+// clients' calls are still answered, and one listen too many gets 503.
+func TestLiveListensAreListeners(t *testing.T) {
+	st := fixtureStore(t)
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{},
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 2, MaxListeners: 2}})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	post := func(method, params string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":{`+params+meta+`}}`))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Authorization": "Bearer alice-token", "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	listen := `"notifications":{"resourceSubscriptions":["parse://Ticket/count"]},`
+	for range 2 {
+		resp := post("subscriptions/listen", listen)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("listen: %d", resp.StatusCode)
+		}
+		buf := make([]byte, 4096)
+		n, _ := resp.Body.Read(buf) // the acknowledgement
+		if !strings.Contains(string(buf[:n]), "subscriptions/acknowledged") {
+			t.Fatalf("listen: %q", buf[:n])
+		}
+	}
+	waitSubscriptions(t, srv, 2)
+	for range 3 {
+		resp := post("tools/list", "")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("tools/list with two listens open: %d", resp.StatusCode)
+		}
+		io.Copy(io.Discard, resp.Body)
+	}
+	if resp := post("subscriptions/listen", listen); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a third listen over MaxListeners 2: %d, want 503", resp.StatusCode)
 	}
 }

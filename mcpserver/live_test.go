@@ -420,3 +420,75 @@ func (s stallingReader) Read(p []byte) (int, error) {
 }
 
 func (s stallingReader) Close() error { return s.r.Close() }
+
+// A class's samples are read with a find and its count with a count:
+// when CLP allows counting but not finding, the count can be subscribed
+// and the samples cannot (subscribing is refused like reading).
+func TestLiveSamplesFollowFindCLP(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	ledger := parse.NewSchema("Ledger")
+	ledger.Fields["amount"] = parse.Field{Type: parse.TypeNumber}
+	none := parse.OpPerm{Entries: map[string]bool{}}
+	ledger.CLP = parse.CLP{Find: &none, Get: &none}
+	if err := st.CreateClass(ctx, ledger); err != nil {
+		t.Fatal(err)
+	}
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond})
+	w := watch(t, srv, url, "alice-token")
+	if _, err := w.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "parse://Ledger/samples"}); err == nil {
+		t.Fatal("reading the samples of a class alice may not find succeeded")
+	}
+	if err := w.subscribe(t, "parse://Ledger/samples"); err == nil {
+		t.Fatal("subscribing to the samples of a class alice may not find succeeded")
+	}
+	if err := w.subscribe(t, "parse://Ledger/count"); err != nil {
+		t.Fatalf("subscribing to the count alice may read: %v", err)
+	}
+	if err := st.Create(ctx, "Ledger", []parse.Object{{"amount": 5.0}}); err != nil {
+		t.Fatal(err)
+	}
+	w.next(t, "parse://Ledger/count")
+	w.none(t, "only the count is subscribed")
+}
+
+// A client that holds its listening stream open but stops reading it does
+// not hold the server's writer: once the socket's buffers are full, the
+// next write fails within HTTPOptions.WriteTimeout.
+func TestHTTPWriteTimeout(t *testing.T) {
+	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t),
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{WriteTimeout: 300 * time.Millisecond}})
+	sid := initSession(t, url, "alice-token")
+	host := strings.TrimPrefix(strings.TrimSuffix(url, "/api/mcp"), "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET /api/mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nAuthorization: Bearer alice-token\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n", host, sid)
+	// Never read. Large notifications fill the buffers quickly.
+	big := map[string]any{"level": "info", "data": strings.Repeat("x", 256<<10)}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		done := make(chan error, 1)
+		go func() { done <- srv.Notify(context.Background(), sid, "notifications/message", big) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Logf("notification %d: %v", i, err)
+				return // the stream's write failed: the writer is free
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("notification %d still being written after 3s (the write timeout is 300ms)", i)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d notifications of 256 KiB written to a client that reads nothing", i+1)
+		}
+	}
+}

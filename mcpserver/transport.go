@@ -79,6 +79,15 @@ func liftRequest(method string, id, params json.RawMessage) (json.RawMessage, bo
 			return params, false
 		}
 		return setMeta(params, listenIDMeta, id)
+	case "resources/subscribe", "resources/unsubscribe":
+		// Only the transport says which listen a subscription belongs to.
+		return editParams(params, func(_, meta map[string]json.RawMessage) bool {
+			if _, ok := meta[listenIDMeta]; !ok {
+				return false
+			}
+			delete(meta, listenIDMeta)
+			return true
+		})
 	}
 	return params, false
 }
@@ -112,7 +121,7 @@ type liftingConn struct{ mcp.Connection }
 
 func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && (req.Method == "tools/list" || req.Method == "subscriptions/listen") {
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 		var id json.RawMessage
 		if req.ID.IsValid() {
 			id, _ = json.Marshal(req.ID.Raw())
