@@ -46,11 +46,12 @@ func (s *Scope) VisibilityFor(ctx context.Context, class string, op parse.Op) (*
 }
 
 // Key identifies the rule: two Visibilities with equal Keys decide every
-// row alike, and so does CountsID for the agents they were built for (the
-// class, the governed where, the read-ACL entries and the master flag are
-// all a count depends on). The live server evaluates one rule per Key
-// instead of one per subscriber. Two equal rules may still get different
-// Keys (a where holding pointers); never the reverse.
+// row alike in Sees (the class, the operation, the governed where, the
+// read-ACL entries and the master flag are all it depends on). The live
+// server evaluates one rule per Key instead of one per subscriber. Two
+// equal rules may still get different Keys (a where holding pointers);
+// never the reverse. ReachesID is not covered: it governs again when
+// called, with the agent's policy and the schema as they are then.
 func (v *Visibility) Key() string {
 	return fmt.Sprintf("%s\x00%s\x00%t\x00%q\x00%#v", v.class, v.op, v.master, v.acl, v.where)
 }
@@ -60,7 +61,7 @@ func (v *Visibility) Op() parse.Op { return v.op }
 
 // InMemory reports whether Sees can decide without the database; when it
 // cannot (the rule needs a sub-query), Sees refuses every row: callers
-// fail closed or ask the database (Scope.CountsID).
+// fail closed or ask the database (Scope.ReachesID).
 func (v *Visibility) InMemory() bool { return v.matchable == nil }
 
 // Sees reports whether obj (a row in REST form with its "ACL", as the
@@ -79,15 +80,9 @@ func (v *Visibility) Sees(obj parse.Object) (bool, error) {
 	return query.Match(v.where, obj)
 }
 
-// CountsID reports whether the object id of class is among the rows the
-// agent counts now, asking the database: the fallback of a Visibility
-// that cannot decide in memory.
-func (s *Scope) CountsID(ctx context.Context, class, id string) (bool, error) {
-	return s.ReachesID(ctx, class, id, parse.OpCount)
-}
-
-// ReachesID is CountsID for the rows op reaches (OpCount or OpFind), the
-// fallback of VisibilityFor(class, op).
+// ReachesID reports whether the object id of class is among the rows op
+// (OpCount or OpFind) reaches for the agent now, asking the database: the
+// fallback of a VisibilityFor(class, op) that cannot decide in memory.
 func (s *Scope) ReachesID(ctx context.Context, class, id string, op parse.Op) (bool, error) {
 	q := &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: id}}
 	var found bool

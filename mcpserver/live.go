@@ -100,7 +100,7 @@ type live struct {
 	mu       sync.RWMutex
 	sessions map[string]*liveSession
 	groups   map[string]*liveGroup // by uri and visibility key
-	groupIDs map[string]*liveGroup // by id (the Debouncer's keys)
+	groupIDs map[string]*liveGroup // by id (the group's Debouncer key)
 	byURI    map[string]map[*liveGroup]struct{}
 	nextID   uint64
 }
@@ -108,12 +108,14 @@ type live struct {
 // liveGroup is the subscribers of one URI that share a visibility rule.
 // Its fields but sessions are immutable; sessions is guarded by live.mu.
 type liveGroup struct {
-	id, key  string
-	uri      string
-	dkey     string // the Debouncer key: subscribe.Key(id, uri)
-	vis      *agent.Visibility
-	agent    *agent.Agent // for the database fallback of vis (ReachesID)
-	sessions map[*liveSession]struct{}
+	id, key string // id is also the group's Debouncer key
+	uri     string
+	vis     *agent.Visibility
+	agent   *agent.Agent // for the database fallback of vis (ReachesID)
+	// sessions maps each member to what holds its subscription: nil for
+	// resources/subscribe alone, else the holders (resources/subscribe,
+	// and the listens by id); each holder is notified.
+	sessions map[*liveSession]*holders
 }
 
 // liveSession is one session holding subscriptions. Its fields but sid,
@@ -122,15 +124,12 @@ type liveSession struct {
 	sid string
 	ss  *mcp.ServerSession
 	// groups holds the session's group of each URI it watches.
-	groups []*liveGroup
-	// holds is nil while every subscription of the session came through
-	// resources/subscribe. Once one comes through subscriptions/listen, it
-	// says, per URI, what holds the subscription: resources/subscribe
-	// (plain) and the listens (their ids); each is notified.
-	holds    map[string]*holders
+	groups   []*liveGroup
 	released atomic.Bool
 }
 
+// holders is what holds a subscription that a listen holds:
+// resources/subscribe (plain) and the listens, by request id.
 type holders struct {
 	plain bool
 	ids   []json.RawMessage
@@ -145,57 +144,40 @@ func (ls *liveSession) group(uri string) (*liveGroup, int) {
 	return nil, -1
 }
 
-// hold records what subscribes ls to uri (id nil: resources/subscribe);
-// l.mu is held and ls is a member of uri's group.
-func (ls *liveSession) hold(uri string, id json.RawMessage, wasMember bool) {
-	if id == nil && ls.holds == nil {
-		return
-	}
-	if ls.holds == nil {
-		ls.holds = map[string]*holders{}
-		for _, g := range ls.groups {
-			if g.uri != uri || wasMember {
-				ls.holds[g.uri] = &holders{plain: true}
-			}
-		}
-	}
-	h := ls.holds[uri]
-	if h == nil {
-		h = &holders{}
-		ls.holds[uri] = h
-	}
+// hold records what subscribes ls, a member of g, to g's URI (id nil:
+// resources/subscribe); joined says ls joined with this subscription.
+// l.mu is held.
+func (g *liveGroup) hold(ls *liveSession, id json.RawMessage, joined bool) {
+	h := g.sessions[ls]
 	if id == nil {
-		h.plain = true
+		if h != nil {
+			h.plain = true
+		}
 		return
 	}
-	for _, have := range h.ids {
-		if string(have) == string(id) {
-			return
-		}
+	if h == nil {
+		h = &holders{plain: !joined} // nil meant resources/subscribe
+		g.sessions[ls] = h
 	}
-	h.ids = append(h.ids, id)
+	if !slices.ContainsFunc(h.ids, func(have json.RawMessage) bool { return string(have) == string(id) }) {
+		h.ids = append(h.ids, id)
+	}
 }
 
-// unhold removes what held ls to uri (id nil: resources/unsubscribe) and
-// reports whether something still does; l.mu is held.
-func (ls *liveSession) unhold(uri string, id json.RawMessage) bool {
-	if ls.holds == nil {
-		return id != nil // a listen never recorded: the plain subscription stays
-	}
-	h := ls.holds[uri]
+// unhold removes what held ls, a member of g, to g's URI (id nil:
+// resources/unsubscribe) and reports whether something still does; l.mu
+// is held.
+func (g *liveGroup) unhold(ls *liveSession, id json.RawMessage) bool {
+	h := g.sessions[ls]
 	if h == nil {
-		return false
+		return id != nil // a listen never recorded: resources/subscribe holds it
 	}
 	if id == nil {
 		h.plain = false
 	} else {
 		h.ids = slices.DeleteFunc(h.ids, func(have json.RawMessage) bool { return string(have) == string(id) })
 	}
-	if h.plain || len(h.ids) > 0 {
-		return true
-	}
-	delete(ls.holds, uri)
-	return false
+	return h.plain || len(h.ids) > 0
 }
 
 // sendBatch is a share of one group's notification of uri: entry i goes
@@ -221,10 +203,6 @@ func newLive(s *Server, o *LiveOptions) *live {
 	if l.notifier == nil {
 		l.notifier = subscribe.NewLocal()
 	}
-	window := o.Debounce
-	if window <= 0 {
-		window = subscribe.DefaultWindow
-	}
 	senders := o.Senders
 	if senders <= 0 {
 		senders = max(4, 2*runtime.GOMAXPROCS(0))
@@ -241,7 +219,7 @@ func newLive(s *Server, o *LiveOptions) *live {
 	}
 	l.wg.Add(1)
 	go l.janitor()
-	l.debounce = subscribe.NewDebouncer(window, l.fire)
+	l.debounce = subscribe.NewDebouncer(o.Debounce, l.fire) // ≤ 0: the default window
 	l.stops = append(l.stops, l.notifier.Listen(l.receive))
 	if feed, ok := s.store.(store.Feed); ok {
 		l.stops = append(l.stops, feed.Watch(l.publish))
@@ -323,11 +301,11 @@ func (l *live) receive(m subscribe.Message) {
 		return
 	}
 	for _, g := range l.targets(c.Class) {
-		if l.debounce.Armed(g.dkey) {
+		if l.debounce.Armed(g.id) {
 			continue // already due to notify: nothing to decide
 		}
 		if l.sees(g, c) {
-			l.debounce.Trigger(g.dkey)
+			l.debounce.Trigger(g.id)
 		}
 	}
 }
@@ -363,7 +341,7 @@ func (l *live) resync(class string) {
 	for uri, groups := range l.byURI {
 		if class == "" || slices.Contains(uris, uri) {
 			for g := range groups {
-				keys = append(keys, g.dkey)
+				keys = append(keys, g.id)
 			}
 		}
 	}
@@ -402,17 +380,16 @@ func (l *live) sees(g *liveGroup, c *wireChange) bool {
 // fire runs when a group's window closes: its members are handed to the
 // senders, in shares so that every sender takes part.
 func (l *live) fire(key string) {
-	gid, uri := subscribe.SplitKey(key)
 	l.mu.RLock()
-	g := l.groupIDs[gid]
-	if g == nil || g.uri != uri {
+	g := l.groupIDs[key]
+	if g == nil {
 		l.mu.RUnlock()
 		return
 	}
+	uri := g.uri
 	sessions := make([]*liveSession, 0, len(g.sessions))
 	var listen []json.RawMessage // per entry, when any listen holds a member
-	for ls := range g.sessions {
-		h := ls.holds[uri] // nil: held by resources/subscribe only
+	for ls, h := range g.sessions {
 		if h != nil && len(h.ids) > 0 && listen == nil {
 			listen = make([]json.RawMessage, len(sessions), len(g.sessions)+len(h.ids))
 		}
@@ -669,19 +646,19 @@ func (l *live) releaseSession(ls *liveSession) {
 	for _, g := range ls.groups {
 		l.leave(g, ls)
 	}
-	ls.groups, ls.holds = nil, nil
+	ls.groups = nil
 	delete(l.sessions, ls.sid)
 }
 
-// join adds ls to g; l.mu is held.
-func (l *live) join(g *liveGroup, ls *liveSession) {
+// join adds ls to g, held by h (nil: resources/subscribe); l.mu is held.
+func (l *live) join(g *liveGroup, ls *liveSession, h *holders) {
 	if len(g.sessions) == 0 {
 		if l.byURI[g.uri] == nil {
 			l.byURI[g.uri] = map[*liveGroup]struct{}{}
 		}
 		l.byURI[g.uri][g] = struct{}{}
 	}
-	g.sessions[ls] = struct{}{}
+	g.sessions[ls] = h
 }
 
 // leave removes ls from g, and drops g when it is left empty; l.mu is
@@ -782,27 +759,29 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	g := l.groups[key]
 	if g == nil {
 		l.nextID++
-		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, uri: uri, vis: vis, agent: a, sessions: map[*liveSession]struct{}{}}
-		g.dkey = subscribe.Key(g.id, uri)
+		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, uri: uri, vis: vis, agent: a, sessions: map[*liveSession]*holders{}}
 		l.groups[key] = g
 		l.groupIDs[g.id] = g
 	}
 	old, i := ls.group(uri)
 	if old != g {
 		// A new subscription, or the session's rule changed (its agent
-		// did): it moves, with a notification its old group owed it.
+		// did): it moves, with what holds it and a notification its old
+		// group owed it.
+		var h *holders
 		if old != nil {
-			if l.debounce.Armed(old.dkey) {
-				l.debounce.Trigger(g.dkey)
+			h = old.sessions[ls]
+			if l.debounce.Armed(old.id) {
+				l.debounce.Trigger(g.id)
 			}
 			l.leave(old, ls)
 			ls.groups[i] = g
 		} else {
 			ls.groups = append(ls.groups, g)
 		}
-		l.join(g, ls)
+		l.join(g, ls, h)
 	}
-	ls.hold(uri, id, old != nil)
+	g.hold(ls, id, old == nil)
 	return nil
 }
 
@@ -818,18 +797,19 @@ func (l *live) unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ls := l.sessions[sid]
-	if ls == nil {
+	var g *liveGroup
+	i := -1
+	if ls != nil {
+		g, i = ls.group(uri)
+	}
+	if g == nil {
 		l.index.Unsubscribe(sid, uri)
 		return nil
 	}
-	if ls.unhold(uri, id) {
+	if g.unhold(ls, id) {
 		return nil // still held by another listen, or resources/subscribe
 	}
 	l.index.Unsubscribe(sid, uri)
-	g, i := ls.group(uri)
-	if g == nil {
-		return nil
-	}
 	l.leave(g, ls)
 	ls.groups = slices.Delete(ls.groups, i, i+1)
 	if len(ls.groups) == 0 {
