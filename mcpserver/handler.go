@@ -143,6 +143,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
+	var method string // of a single-message POST body
 	if r.Method == http.MethodPost && r.Body != nil {
 		var err error
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
@@ -158,7 +159,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !checkBody(w, body) {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(liftBody(body)))
+		var lifted []byte
+		lifted, method = liftBody(body)
+		r.Body = io.NopCloser(bytes.NewReader(lifted))
 	}
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= statelessVersion
 
@@ -207,7 +210,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// listening stream, and counts as one (whatever JSONResponse says: the
 	// SDK answers a listen with an event stream).
 	switch {
-	case r.Method == http.MethodGet, r.Method == http.MethodPost && isListen(body):
+	case r.Method == http.MethodGet, r.Method == http.MethodPost && method == "subscriptions/listen":
 		if n := h.listeners.Add(1); n > int64(h.opts.MaxListeners) {
 			h.listeners.Add(-1)
 			rpcErrorID(w, http.StatusServiceUnavailable, requestID(body), CodeServerBusy, "server busy")
@@ -374,14 +377,6 @@ func isLoopback(hostport string) bool {
 // hasCall reports whether a body holds at least one request (a method with
 // an id): such a POST is answered with a stream, unlike notifications and
 // responses (202).
-// isListen reports whether body is a subscriptions/listen request.
-func isListen(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "subscriptions/listen"
-}
-
 func hasCall(body []byte) bool {
 	one := func(raw json.RawMessage) bool {
 		var m struct {

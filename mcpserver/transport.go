@@ -123,7 +123,7 @@ func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if req, ok := msg.(*jsonrpc.Request); ok && err == nil {
 		var id json.RawMessage
-		if req.ID.IsValid() {
+		if req.Method == "subscriptions/listen" && req.ID.IsValid() { // only a listen's id is passed on
 			id, _ = json.Marshal(req.ID.Raw())
 		}
 		if p, changed := liftRequest(req.Method, id, req.Params); changed {
