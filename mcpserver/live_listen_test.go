@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
@@ -175,14 +174,7 @@ func TestLiveListenStateless(t *testing.T) {
 func TestLiveListenOnSession(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
-			return agent.New(agent.Readonly, master), nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond}, masterAgents)
 	updates := make(chan update, 16)
 	ct, stt := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, stt)
@@ -254,14 +246,7 @@ func (l *listener) drain() {
 func TestLiveOverlappingListens(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
-			return agent.New(agent.Readonly, master), nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond}, masterAgents)
 	sc, cc := net.Pipe()
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
 	if err != nil {
@@ -360,12 +345,7 @@ func TestLiveOverlappingListens(t *testing.T) {
 // clients' calls are still answered, and one listen too many gets 503.
 func TestLiveListensAreListeners(t *testing.T) {
 	st := fixtureStore(t)
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 2, MaxListeners: 2}})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	post := func(method, params string) *http.Response {

@@ -98,15 +98,33 @@ func (w *watcher) drain() {
 	}
 }
 
+// liveServer builds a server over st with live options o, mounted behind
+// the handler's bearer-token agents (alice-token, bob-token).
 func liveServer(t *testing.T, st store.Store, o *mcpserver.LiveOptions) (*mcpserver.Server, string) {
 	t.Helper()
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: o,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+	srv := newLiveServer(t, st, o, noAgents)
+	return srv, mount(t, mcpserver.HandlerOptions{Server: srv})
+}
+
+// newLiveServer builds a server over st with live options o and agents.
+func newLiveServer(t *testing.T, st store.Store, o *mcpserver.LiveOptions, agents mcpserver.AgentFactory) *mcpserver.Server {
+	t.Helper()
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: o, Agents: agents})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return srv, mount(t, mcpserver.HandlerOptions{Server: srv})
+	return srv
+}
+
+// noAgents refuses every request: the HTTP handler resolves the agents.
+func noAgents(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+	return nil, agent.ErrUnauthorized
+}
+
+// masterAgents gives every request a read-only master-key agent.
+func masterAgents(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+	return agent.New(agent.Readonly, master), nil
 }
 
 func aclFor(users ...string) map[string]any {
@@ -227,10 +245,7 @@ func TestLiveSubscribeRefusals(t *testing.T) {
 func TestListChanged(t *testing.T) {
 	st := fixtureStore(t)
 	reg, preg := tools.NewRegistry(), prompts.NewRegistry()
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Tools: reg, Prompts: preg,
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
-			return agent.New(agent.Readonly, master), nil
-		}})
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Tools: reg, Prompts: preg, Agents: masterAgents})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,12 +310,7 @@ func TestListChanged(t *testing.T) {
 func TestLiveGroupsNeverMergeRules(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Live: &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {
 		a := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: alice})
 		switch r.Header.Get("Authorization") {
@@ -343,15 +353,7 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 func TestLiveStuckClient(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, err := mcpserver.New(mcpserver.Options{Store: st,
-		Live: &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 300 * time.Millisecond},
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
-			return agent.New(agent.Readonly, master), nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 300 * time.Millisecond}, masterAgents)
 	block := make(chan struct{})
 	defer close(block) // lets the stuck clients read again, so that they can close
 	const count = "parse://Ticket/count"
@@ -456,12 +458,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 // not hold the server's writer: once the socket's buffers are full, the
 // next write fails within HTTPOptions.WriteTimeout.
 func TestHTTPWriteTimeout(t *testing.T) {
-	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t),
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := newLiveServer(t, fixtureStore(t), nil, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{WriteTimeout: 300 * time.Millisecond}})
 	sid := initSession(t, url, "alice-token")
 	host := strings.TrimPrefix(strings.TrimSuffix(url, "/api/mcp"), "http://")
