@@ -1,6 +1,8 @@
 package mcpserver_test
 
 import (
+	"time"
+
 	"context"
 	"io"
 	"net/http"
@@ -15,7 +17,7 @@ import (
 )
 
 func TestMetrics(t *testing.T) {
-	srv := limitedServer(t, fixtureStore(t), ratelimit.NewLocal(0.001, 3), master)
+	srv := limitedServer(t, fixtureStore(t), must(ratelimit.NewLocal(3, time.Hour)), master)
 	ts := httptest.NewServer(srv.Mux(mcpserver.HTTPOptions{}))
 	defer ts.Close()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "m", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})

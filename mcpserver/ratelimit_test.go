@@ -36,17 +36,24 @@ var countTicket = map[string]any{"class_name": "Ticket"}
 
 func TestLocalRateLimit(t *testing.T) {
 	st := fixtureStore(t)
-	l := ratelimit.NewLocal(0.01, 3) // a burst of 3, then one call per 100 s
+	l, _ := ratelimit.NewLocal(3, time.Hour)
 	bobCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
 	aliceCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: alice}), "")
 	for range 3 {
 		ok(t, bobCS, "count_objects", countTicket)
 	}
 	e := fails(t, bobCS, "count_objects", countTicket, "rate_limited")
-	if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 100 {
+	if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 3600 {
 		t.Fatalf("retry_after %v", r)
 	}
 	ok(t, aliceCS, "count_objects", countTicket) // another principal has its own bucket
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func randomPrefix() string {
@@ -61,8 +68,8 @@ func TestRedisRateLimitShared(t *testing.T) {
 	st := fixtureStore(t)
 	prefix := randomPrefix()
 	bobID := agent.Identity{Mode: agent.AuthUser, UserID: bob}
-	a := connect(t, limitedServer(t, st, ratelimit.NewRedis(c, prefix, 5, time.Minute), bobID), "")
-	b := connect(t, limitedServer(t, st, ratelimit.NewRedis(c, prefix, 5, time.Minute), bobID), "")
+	a := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute)), bobID), "")
+	b := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute)), bobID), "")
 	for i := range 5 {
 		cs := a
 		if i%2 == 1 {
@@ -78,7 +85,7 @@ func TestRedisRateLimitShared(t *testing.T) {
 func TestRedisRateLimitFailsClosed(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
-	cs := connect(t, limitedServer(t, fixtureStore(t), ratelimit.NewRedis(c, randomPrefix(), 100, time.Minute), master), "")
+	cs := connect(t, limitedServer(t, fixtureStore(t), must(ratelimit.NewRedis(c, randomPrefix(), 100, time.Minute)), master), "")
 	for range 3 {
 		e := fails(t, cs, "count_objects", countTicket, "rate_limited")
 		if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 5 {
@@ -98,7 +105,7 @@ func TestPreAuthLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ts := httptest.NewServer(mcpserver.PreAuthLimit(ratelimit.NewLocal(0.01, 2), srv.Mux(mcpserver.HTTPOptions{})))
+	ts := httptest.NewServer(mcpserver.PreAuthLimit(must(ratelimit.NewLocal(2, time.Hour)), srv.Mux(mcpserver.HTTPOptions{})))
 	defer ts.Close()
 	var codes []int
 	for range 3 {

@@ -2,42 +2,57 @@ package ratelimit
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"golang.org/x/time/rate"
 )
 
-// Local is a token bucket per key, in memory. Keys beyond MaxKeys evict
-// the least recently used bucket.
+// Local counts requests per key in memory. Keys beyond MaxKeys evict the
+// least recently used count.
 type Local struct {
-	perSecond rate.Limit
-	burst     int
-	buckets   *lru.Cache[string, *rate.Limiter]
+	rate rate
+	cfg  config
+
+	mu     sync.Mutex
+	counts *lru.Cache[string, *count]
 }
 
-// MaxKeys bounds the buckets a Local limiter keeps.
+// count is a key's requests in one window.
+type count struct {
+	window int64
+	n      int64
+}
+
+// MaxKeys bounds the keys a Local limiter keeps.
 const MaxKeys = 100_000
 
-// NewLocal allows perSecond requests per key on average, burst at once.
-func NewLocal(perSecond float64, burst int) *Local {
-	c, _ := lru.New[string, *rate.Limiter](MaxKeys)
-	return &Local{perSecond: rate.Limit(perSecond), burst: max(burst, 1), buckets: c}
+// NewLocal admits n requests per key in each window.
+func NewLocal(n int, window time.Duration, opts ...Option) (*Local, error) {
+	r, err := newRate(n, window)
+	if err != nil {
+		return nil, err
+	}
+	c, _ := lru.New[string, *count](MaxKeys)
+	return &Local{rate: r, cfg: newConfig(opts), counts: c}, nil
 }
 
-// Allow takes one token from key's bucket.
+// Allow counts one request for key in the current window.
 func (l *Local) Allow(_ context.Context, key string) (bool, time.Duration, error) {
-	b, ok := l.buckets.Get(key)
+	window, left := l.rate.at(l.cfg.clock.Now())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.counts.Get(key)
 	if !ok {
-		b = rate.NewLimiter(l.perSecond, l.burst)
-		if prev, found, _ := l.buckets.PeekOrAdd(key, b); found {
-			b = prev
-		}
+		c = &count{}
+		l.counts.Add(key, c)
 	}
-	r := b.Reserve()
-	if d := r.Delay(); d > 0 {
-		r.Cancel()
-		return false, d, nil
+	if c.window != window {
+		c.window, c.n = window, 0
 	}
+	if c.n >= l.rate.n {
+		return false, left, nil
+	}
+	c.n++
 	return true, 0, nil
 }

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"time"
@@ -10,20 +9,24 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redis counts requests per key in fixed windows shared by every instance
-// using the same Redis and prefix. When Redis cannot be reached it refuses
-// (fail closed) with a random retry of 1–5 s, so clients spread their
-// retries.
+// Redis counts requests per key in Redis, shared by every instance using
+// the same Redis and prefix. When Redis cannot be reached it refuses (fail
+// closed) with a random retry of 1–5 s, so clients spread their retries.
 type Redis struct {
 	client *redis.Client
 	prefix string
-	limit  int64
-	window time.Duration
+	rate   rate
+	cfg    config
 }
 
-// NewRedis allows limit requests per key per window.
-func NewRedis(client *redis.Client, prefix string, limit int, window time.Duration) *Redis {
-	return &Redis{client: client, prefix: prefix, limit: int64(limit), window: window}
+// NewRedis admits n requests per key in each window, counted in Redis
+// under keys starting with prefix.
+func NewRedis(client *redis.Client, prefix string, n int, window time.Duration, opts ...Option) (*Redis, error) {
+	r, err := newRate(n, window)
+	if err != nil {
+		return nil, err
+	}
+	return &Redis{client: client, prefix: prefix, rate: r, cfg: newConfig(opts)}, nil
 }
 
 // ErrUnavailable wraps a Redis failure (the request was refused).
@@ -37,31 +40,26 @@ func FailClosedRetry() time.Duration {
 	return time.Second + time.Duration(rand.Int64N(int64(4*time.Second)))
 }
 
+// incrScript counts a request in a window's key; the key outlives its
+// window by a second (clock skew between instances), then Redis drops it.
 var incrScript = redis.NewScript(`
 local n = redis.call("INCR", KEYS[1])
 if n == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
-return {n, redis.call("PTTL", KEYS[1])}
+return n
 `)
 
 // Allow counts one request for key in the current window.
 func (r *Redis) Allow(ctx context.Context, key string) (bool, time.Duration, error) {
-	window := time.Now().UnixMilli() / r.window.Milliseconds()
+	window, left := r.rate.at(r.cfg.clock.Now())
 	k := r.prefix + ":" + key + ":" + strconv.FormatInt(window, 10)
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	res, err := incrScript.Run(ctx, r.client, []string{k}, r.window.Milliseconds()).Int64Slice()
-	if err != nil || len(res) != 2 {
-		if err == nil {
-			err = fmt.Errorf("unexpected reply %v", res)
-		}
+	n, err := incrScript.Run(ctx, r.client, []string{k}, r.rate.window+1000).Int64()
+	if err != nil {
 		return false, FailClosedRetry(), &ErrUnavailable{Err: err}
 	}
-	if res[0] > r.limit {
-		ttl := time.Duration(res[1]) * time.Millisecond
-		if ttl <= 0 {
-			ttl = r.window
-		}
-		return false, ttl, nil
+	if n > r.rate.n {
+		return false, left, nil
 	}
 	return true, 0, nil
 }

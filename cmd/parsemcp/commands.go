@@ -59,7 +59,11 @@ func newServe() *cobra.Command {
 			if n, window, err := parseRate(preAuth); err != nil {
 				return fmt.Errorf("--preauth-limit: %w", err)
 			} else if n > 0 {
-				h = mcpserver.PreAuthLimit(ratelimit.NewLocal(float64(n)/window.Seconds(), max(n/6, 10)), h)
+				l, err := ratelimit.NewLocal(n, window)
+				if err != nil {
+					return fmt.Errorf("--preauth-limit: %w", err)
+				}
+				h = mcpserver.PreAuthLimit(l, h)
 			}
 			return listenAndServe(cmd.Context(), log, addr, h)
 		},

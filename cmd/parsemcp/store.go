@@ -475,7 +475,7 @@ func (f *storeFlags) limiter(rc *redis.Client) (ratelimit.Limiter, error) {
 		return nil, err
 	}
 	if rc != nil {
-		return ratelimit.NewRedis(rc, "parsemcp:rl", n, window), nil
+		return ratelimit.NewRedis(rc, "parsemcp:rl", n, window)
 	}
-	return ratelimit.NewLocal(float64(n)/window.Seconds(), max(n/6, 5)), nil
+	return ratelimit.NewLocal(n, window)
 }
