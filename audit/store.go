@@ -16,15 +16,20 @@ import (
 const AuditClass = "_AgentAudit"
 
 // StoreSink writes events as `_AgentAudit` objects, in the background: a
-// call never waits for its audit write. When the queue is full, events are
-// dropped and counted (and logged), never blocking the server.
+// call never waits for its audit write. When the queue is full, or the
+// sink is closed, events are dropped, counted and logged (the writer
+// reports the drops since its last report after each batch), never
+// blocking the server.
 type StoreSink struct {
-	st      store.Store
-	log     *slog.Logger
-	queue   chan Event
-	done    chan struct{}
-	mu      sync.Mutex
-	dropped int
+	st    store.Store
+	log   *slog.Logger
+	queue chan Event
+	done  chan struct{}
+
+	mu       sync.Mutex
+	closed   bool
+	dropped  int // in all
+	reported int // dropped as of the last log line
 }
 
 // QueueSize bounds the events waiting to be written.
@@ -47,19 +52,40 @@ func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*Store
 	if err := st.CreateClass(ctx, sch); err != nil && !errors.Is(err, store.ErrClassExists) {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &StoreSink{st: st, log: log, queue: make(chan Event, QueueSize), done: make(chan struct{})}
 	go s.run()
 	return s, nil
 }
 
-// Record queues e.
+// Record queues e. An event recorded after Close is dropped and logged.
 func (s *StoreSink) Record(_ context.Context, e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.dropped++
+		s.reported = s.dropped
+		s.log.Error("audit: event dropped: the sink is closed", "tool", e.Tool, "agent_id", e.AgentID, "correlation_id", e.CorrelationID)
+		return
+	}
 	select {
 	case s.queue <- e:
 	default:
-		s.mu.Lock()
 		s.dropped++
-		s.mu.Unlock()
+	}
+}
+
+// reportDrops logs the events dropped for a full queue since the last
+// report.
+func (s *StoreSink) reportDrops() {
+	s.mu.Lock()
+	n := s.dropped - s.reported
+	s.reported = s.dropped
+	s.mu.Unlock()
+	if n > 0 {
+		s.log.Error("audit: events dropped: the queue was full", "dropped", n, "queue", QueueSize)
 	}
 }
 
@@ -79,6 +105,7 @@ func (s *StoreSink) run() {
 			case more, ok := <-s.queue:
 				if !ok {
 					s.write(batch)
+					s.reportDrops()
 					return
 				}
 				batch = append(batch, object(more))
@@ -88,6 +115,7 @@ func (s *StoreSink) run() {
 			break
 		}
 		s.write(batch)
+		s.reportDrops()
 	}
 }
 
@@ -99,9 +127,15 @@ func (s *StoreSink) write(batch []parse.Object) {
 	}
 }
 
-// Close writes what is queued and stops the writer.
+// Close writes what is queued and stops the writer. It may be called
+// more than once.
 func (s *StoreSink) Close() {
-	close(s.queue)
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.queue) // under mu: no Record is sending
+	}
+	s.mu.Unlock()
 	<-s.done
 }
 

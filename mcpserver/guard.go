@@ -108,11 +108,6 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if !ok || a == nil {
 			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		if req.Session != nil {
-			defer s.track(req.Session.ID(), cancel)()
-		}
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
 			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve})

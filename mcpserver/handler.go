@@ -57,6 +57,9 @@ type HandlerOptions struct {
 type resolution struct {
 	agent *agent.Agent
 	err   error
+	// conn is the HTTP request's context: it ends when the client closes
+	// the connection (or the response is complete).
+	conn context.Context
 }
 
 // resolutionKey is the auth.TokenInfo.Extra key holding a *resolution.
@@ -192,7 +195,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	principal := principalKey(a, err)
 	ti := &auth.TokenInfo{
 		UserID: principal, // the SDK's own session/user binding backs ours up
-		Extra:  map[string]any{resolutionKey: &resolution{agent: a, err: err}},
+		Extra:  map[string]any{resolutionKey: &resolution{agent: a, err: err, conn: r.Context()}},
 	}
 
 	if !stateless && sid != "" {
@@ -244,7 +247,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete {
 		// The SDK closes a session only once its running calls return:
 		// stop them first (statements, approvals waiting for a person).
-		h.srv.cancelSession(sid)
+		h.srv.calls.cancelSession(sid)
 	}
 	h.stateful.ServeHTTP(rw, r)
 	if r.Method == http.MethodDelete && rw.status == http.StatusNoContent {

@@ -105,11 +105,11 @@ type Server struct {
 	heartbeat time.Duration
 	live      *live
 
-	// inflight holds the cancel functions of the tool calls running in
-	// each session, so that ending a session (DELETE) stops its work
-	// instead of waiting for it.
-	inflightMu sync.Mutex
-	inflight   map[string]map[*context.CancelFunc]struct{}
+	// calls are the requests running, by session.
+	calls *calls
+
+	closeOnce sync.Once
+	closeErr  error
 
 	mu          sync.Mutex
 	registered  map[string]bool // tool names added to the SDK server
@@ -141,7 +141,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
-		inflight: map[string]map[*context.CancelFunc]struct{}{},
+		calls: newCalls(),
 	}
 	var err error
 	if s.approvals, err = newApprovals(opts); err != nil {
@@ -181,7 +181,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(s.trackCalls, s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -192,12 +192,38 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Close detaches the server from its registries.
+// Close is Shutdown with DefaultShutdownGrace.
 func (s *Server) Close() {
-	for _, f := range s.unsubscribe {
-		f()
-	}
-	s.live.close()
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownGrace)
+	defer cancel()
+	_ = s.Shutdown(ctx)
+}
+
+// Shutdown stops the server: new requests are refused (JSON-RPC
+// CodeShuttingDown), running ones may finish until ctx ends, then the
+// rest are cancelled (their database statements stop) and waited for,
+// and finally subscriptions and registries are released. When Shutdown
+// returns no call is running, so the audit sink and the store can be
+// closed. It returns ctx's error when calls had to be cancelled.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.closeErr = s.calls.close(ctx)
+		if s.closeErr != nil {
+			s.calls.cancelAll()
+			// Cancelled calls return promptly; the bound only guards
+			// against a handler that ignores its context.
+			wait, cancel := context.WithTimeout(context.Background(), DefaultShutdownGrace)
+			if err := s.calls.close(wait); err != nil {
+				s.log.Error("shutdown: calls still running after cancellation", "calls", s.calls.count())
+			}
+			cancel()
+		}
+		for _, f := range s.unsubscribe {
+			f()
+		}
+		s.live.close()
+	})
+	return s.closeErr
 }
 
 // Metrics returns the server's Prometheus metrics.
@@ -425,45 +451,4 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		names = []string{}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: names, Total: total, HasMore: total > len(names)}}, nil
-}
-
-// track registers the cancel function of a call running in session id;
-// the returned function unregisters it.
-func (s *Server) track(id string, cancel context.CancelFunc) func() {
-	if id == "" {
-		return func() {}
-	}
-	key := &cancel
-	s.inflightMu.Lock()
-	calls := s.inflight[id]
-	if calls == nil {
-		calls = map[*context.CancelFunc]struct{}{}
-		s.inflight[id] = calls
-	}
-	calls[key] = struct{}{}
-	s.inflightMu.Unlock()
-	return func() {
-		s.inflightMu.Lock()
-		delete(calls, key)
-		if len(calls) == 0 && len(s.inflight[id]) == 0 {
-			delete(s.inflight, id)
-		}
-		s.inflightMu.Unlock()
-	}
-}
-
-// cancelSession cancels every call running in session id (its database
-// statements, and approvals waiting for a person).
-func (s *Server) cancelSession(id string) int {
-	s.inflightMu.Lock()
-	cancels := make([]context.CancelFunc, 0, len(s.inflight[id]))
-	for c := range s.inflight[id] {
-		cancels = append(cancels, *c)
-	}
-	delete(s.inflight, id)
-	s.inflightMu.Unlock()
-	for _, c := range cancels {
-		c()
-	}
-	return len(cancels)
 }

@@ -352,9 +352,17 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	if err != nil {
 		return nil, nil, err
 	}
+	defer func() {
+		if err != nil { // release what was opened
+			for _, c := range f.closers {
+				c()
+			}
+			f.closers = nil
+			st.Close()
+		}
+	}()
 	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
-		st.Close()
 		return nil, nil, err
 	}
 	f.pol = pol
@@ -367,7 +375,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	if pol != nil {
 		factory = f.policyFactory(pol, st)
 	} else if factory, err = f.agentFactory(ctx, log, st); err != nil {
-		st.Close()
 		return nil, nil, err
 	}
 	f.tools.Gates = agent.GatesFromEnv()
@@ -378,7 +385,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	for name, v := range f.timeouts {
 		d, err := time.ParseDuration(v)
 		if _, known := tools.NewRegistry().Get(name); err != nil || d <= 0 || !known {
-			st.Close()
 			return nil, nil, fmt.Errorf("--timeout %s=%s: want a known tool and a positive duration such as 30s", name, v)
 		}
 		timeouts[name] = d
@@ -397,7 +403,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	if f.redisURL != "" {
 		ropt, err := redis.ParseURL(f.redisURL)
 		if err != nil {
-			st.Close()
 			return nil, nil, fmt.Errorf("--redis: %w", err)
 		}
 		rc = redis.NewClient(ropt)
@@ -405,7 +410,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	}
 	limiter, err := f.limiter(rc)
 	if err != nil {
-		st.Close()
 		return nil, nil, err
 	}
 	opts.RateLimit = limiter
@@ -423,7 +427,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	case "store":
 		sink, err := audit.NewStoreSink(ctx, st, log)
 		if err != nil {
-			st.Close()
 			return nil, nil, fmt.Errorf("--audit store: %w", err)
 		}
 		opts.Audit = sink
@@ -431,13 +434,12 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	default:
 		file, err := os.OpenFile(f.audit, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 		if err != nil {
-			st.Close()
 			return nil, nil, fmt.Errorf("--audit: %w", err)
 		}
-		opts.Audit = audit.NewJSONSink(file) // closed with the process
+		opts.Audit = audit.NewJSONSink(file)
+		f.closers = append(f.closers, func() { file.Close() })
 	}
 	if srv, err = mcpserver.New(opts); err != nil {
-		st.Close()
 		return nil, nil, err
 	}
 	return srv, func() {
