@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -32,32 +31,6 @@ func stripSmuggled(h http.Header) {
 			}
 		}
 	}
-}
-
-// originAllowed reports whether an Origin header value is on the allowlist:
-// entries are host names ("app.example.com") or, with a leading dot,
-// a domain and its subdomains (".example.com"). An absent Origin (native
-// clients) is allowed.
-func originAllowed(origin string, allow []string) bool {
-	if origin == "" || len(allow) == 0 {
-		return true
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, a := range allow {
-		a = strings.ToLower(strings.TrimSpace(a))
-		if strings.HasPrefix(a, ".") {
-			if host == a[1:] || strings.HasSuffix(host, a) {
-				return true
-			}
-		} else if host == a || strings.EqualFold(origin, a) {
-			return true
-		}
-	}
-	return false
 }
 
 // nestingDepth returns the deepest array/object nesting of a JSON text
@@ -131,15 +104,26 @@ func rpcError(w http.ResponseWriter, status, code int, msg string) {
 // precheck runs the checks that need no body; false means it answered.
 func precheck(w http.ResponseWriter, r *http.Request, opts HTTPOptions) bool {
 	stripSmuggled(r.Header)
+	origin := r.Header.Get("Origin")
+	if !originAllowed(origin, r.Host, opts.AllowedOrigins) {
+		rpcError(w, http.StatusForbidden, -32600, "origin not allowed")
+		return false
+	}
+	cors := origin != "" && originListed(origin, opts.AllowedOrigins)
+	if cors {
+		allowCORS(w, origin)
+	}
 	switch r.Method {
 	case http.MethodPost, http.MethodGet, http.MethodDelete:
+	case http.MethodOptions:
+		if cors && r.Header.Get("Access-Control-Request-Method") != "" {
+			preflight(w, opts)
+			return false
+		}
+		fallthrough
 	default:
 		w.Header().Set("Allow", "POST, GET, DELETE")
 		rpcError(w, http.StatusMethodNotAllowed, -32600, "method not allowed: use POST (GET for the notification stream, DELETE to end a session)")
-		return false
-	}
-	if !originAllowed(r.Header.Get("Origin"), opts.AllowedOrigins) {
-		rpcError(w, http.StatusForbidden, -32600, "origin not allowed")
 		return false
 	}
 	if opts.RequireHeader != "" && strings.TrimSpace(r.Header.Get(opts.RequireHeader)) == "" {

@@ -30,9 +30,13 @@ type HTTPOptions struct {
 	WriteTimeout time.Duration
 	// SessionTimeout closes idle sessions (default 30 minutes).
 	SessionTimeout time.Duration
-	// AllowedOrigins, when set, refuses (403) requests whose Origin header
-	// is not listed: host names, or ".example.com" for a domain and its
-	// subdomains. A request without Origin (a native client) passes.
+	// AllowedOrigins lists the browser origins allowed besides the
+	// server's own host: host names, full origins, or ".example.com" for
+	// a domain and its subdomains. Their requests get CORS headers (and
+	// preflights are answered), so a web page there can be an MCP client.
+	// Without a list, only the server's own host and loopback origins
+	// pass. Other origins are refused (403); a request without Origin (a
+	// native client) passes.
 	AllowedOrigins []string
 	// RequireHeader, when set, refuses (403) requests without this header
 	// (any non-empty value): browsers cannot send it cross-site without a
@@ -112,10 +116,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.store.Schemas(r.Context()); err != nil {
 		s.log.Error("health: store unavailable", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "version": Version})
+		w.Header().Set("Retry-After", "5")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": Version})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 }
 
 func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {

@@ -173,6 +173,7 @@ func New(opts Options) (*Server, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 		CompletionHandler: s.complete,
+		SetCacheable:      setCacheable,
 		SubscribeHandler: func(ctx context.Context, req *mcp.SubscribeRequest) error {
 			return s.live.subscribe(ctx, req)
 		},
@@ -359,6 +360,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, s.internal("resources/list", err)
 			}
 			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
+			setCacheable(ctx, req, &res.Cacheable) // built here, not by the SDK
 			for _, r := range list {
 				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: resources.MIMEType})
 			}
@@ -451,4 +453,17 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		names = []string{}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: names, Total: total, HasMore: total > len(names)}}, nil
+}
+
+// setCacheable marks the results whose content depends on the agent
+// (tools/list narrowed to its tier and filters, resources/list of the
+// classes it sees, resources/read of counts and rows under its ACL and
+// tenant) private: a shared cache must not hand one agent's answer to
+// another. Templates, prompts and server/discover are the same for every
+// agent and stay public.
+func setCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	switch req.(type) {
+	case *mcp.ListToolsRequest, *mcp.ListResourcesRequest, *mcp.ReadResourceRequest:
+		c.CacheScope = "private"
+	}
 }
