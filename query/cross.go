@@ -22,7 +22,7 @@ func (p *whereParser) sub(class, at string) (*whereParser, parse.Schema, error) 
 	if err != nil {
 		return nil, parse.Schema{}, errAt(at, "%v", err)
 	}
-	return &whereParser{schema: s, lookup: p.lookup}, s, nil
+	return &whereParser{schema: s, lookup: p.lookup, branches: p.branches}, s, nil
 }
 
 // subQuery parses {"className": C, "where": {...}} into a Query on C.

@@ -33,8 +33,15 @@ type Parser struct {
 
 // Where parses where against s.
 func (pr Parser) Where(s parse.Schema, where map[string]any) (Expr, error) {
-	p := &whereParser{schema: s, lookup: pr.Resolve}
-	return p.object(where, "where", 0)
+	p := &whereParser{schema: s, lookup: pr.Resolve, branches: new(int)}
+	e, err := p.object(where, "where", 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShape(e, *p.branches, "where"); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // ParseWhereJSON accepts the where-constraint as a JSON string, as agents
@@ -54,6 +61,9 @@ func ParseWhereJSON(s parse.Schema, raw string) (Expr, error) {
 type whereParser struct {
 	schema parse.Schema
 	lookup func(class string) (parse.Schema, error)
+	// branches counts the elements of $or/$and/$nor, sub-queries
+	// included (checkShape).
+	branches *int
 }
 
 func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, error) {
@@ -104,6 +114,10 @@ func (p *whereParser) logical(op string, v any, at string, depth int) (Expr, err
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
 		return nil, errAt(at, "%s takes a non-empty array of constraint objects", op)
+	}
+	*p.branches += len(arr)
+	if *p.branches > MaxBranches { // stop parsing a huge where early
+		return nil, checkShape(nil, *p.branches, "where")
 	}
 	var parts []Expr
 	for i, item := range arr {
@@ -380,9 +394,8 @@ func (p *whereParser) in(path Path, not bool, v any, at string) (Expr, error) {
 	if !ok {
 		return nil, errAt(at, "takes an array of values, got %s", describe(v))
 	}
-	const maxIn = 10000
-	if len(arr) > maxIn {
-		return nil, errAt(at, "at most %d values", maxIn)
+	if len(arr) > MaxValues { // refused early, where the list is (checkShape counts every list)
+		return nil, errAt(at, "at most %d values", MaxValues)
 	}
 	elem := path.Type == parse.TypeArray && len(path.Sub) == 0
 	vals := make([]any, 0, len(arr))

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Relation", relationTests},
 		{"Context", contextTests},
 		{"WhereErrors", whereErrorTests},
+		{"Limits", limitTests},
 		{"Aggregate", aggregateTests},
 		{"CrossClass", crossClassTests},
 		{"Write", writeTests},
