@@ -237,8 +237,20 @@ func init() {
 	})
 }
 
-// SQLShape exposes the store's dialect and codecs, so benchmarks can run
-// the store's exact SQL directly and decode it the same way.
-func (s *Store) SQLShape() (query.PipelineDialect, store.ColumnCodec, query.ValueCodec) {
-	return s.d, codec, pipelineCodec
+// SQLShape exposes the store's dialect and pipeline codec, so benchmarks
+// can run the store's exact aggregation SQL directly and decode it the same
+// way.
+func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
+	return s.d, pipelineCodec
 }
+
+// FindSQL renders the statement Find runs for q on sch (the stored schema)
+// and returns the decoder of its rows (one row's column values, in order),
+// so benchmarks can run it directly as a baseline.
+func (s *Store) FindSQL(sch parse.Schema, q *query.Query) (sqlText string, args []any, decode func(vals []any) (parse.Object, error)) {
+	sqlText, args, fields := store.FindSQL(s.d, sch, q, int64(-1))
+	return sqlText, args, func(vals []any) (parse.Object, error) { return store.DecodeRow(codec, sch, fields, vals) }
+}
+
+// CountSQL renders the statement Count runs for q.
+func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) { return store.CountSQL(s.d, q) }
