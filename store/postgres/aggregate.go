@@ -7,7 +7,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
-	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // The aggregation pipeline on PostgreSQL: JSON-form values are jsonb,
@@ -211,9 +211,9 @@ func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
 // and returns the decoder of its rows (one row's column values, in order),
 // so benchmarks can run it directly as a baseline.
 func (s *Store) FindSQL(sch parse.Schema, q *query.Query) (sqlText string, args []any, decode func(vals []any) (parse.Object, error)) {
-	sqlText, args, fields := store.FindSQL(s.d, sch, q, nil)
-	return sqlText, args, func(vals []any) (parse.Object, error) { return store.DecodeRow(codec, sch, fields, vals) }
+	sqlText, args, fields := sqlkit.FindSQL(s.d, sch, q, nil)
+	return sqlText, args, func(vals []any) (parse.Object, error) { return sqlkit.DecodeRow(codec, sch, fields, vals) }
 }
 
 // CountSQL renders the statement Count runs for q.
-func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) { return store.CountSQL(s.d, q) }
+func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) { return sqlkit.CountSQL(s.d, q) }

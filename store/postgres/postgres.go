@@ -25,6 +25,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // Store is the PostgreSQL store.
@@ -92,7 +93,7 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // Schemas returns every class's schema, sorted by name.
@@ -149,9 +150,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			continue
 		}
 		if f.Type == parse.TypeRelation {
-			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			jt := d.Ident(sqlkit.JoinTable(name, sch.ClassName))
 			stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" varChar(120), "owningId" varChar(120), PRIMARY KEY ("relatedId", "owningId"))`,
-				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(sqlkit.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
 			continue
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
@@ -209,7 +210,7 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 }
 
 // codec reads PostgreSQL's columns back.
-var codec = store.ColumnCodec{Perms: textArray, Value: decodeValue}
+var codec = sqlkit.ColumnCodec{Perms: textArray, Value: decodeValue}
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
@@ -217,13 +218,13 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if err != nil {
 		return nil, err
 	}
-	sqlText, args, fields := store.FindSQL(s.d, sch, q, nil) // LIMIT NULL: no limit
+	sqlText, args, fields := sqlkit.FindSQL(s.d, sch, q, nil) // LIMIT NULL: no limit
 	rows, err := s.pool.Query(ctx, sqlText, args...)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
 	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
+		return sqlkit.DecodeRow(codec, sch, fields, vals)
 	})
 }
 
@@ -253,7 +254,7 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
 		return 0, err
 	}
-	sqlText, args := store.CountSQL(s.d, q)
+	sqlText, args := sqlkit.CountSQL(s.d, q)
 	var n int64
 	if err := s.pool.QueryRow(ctx, sqlText, args...).Scan(&n); err != nil {
 		return 0, wrapErr(ctx, err)
@@ -469,7 +470,7 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 	if len(relatedIDs) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, relatedIDs, owningID)
+	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.d.Ident(sqlkit.JoinTable(field, class))+` ("relatedId", "owningId") SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, relatedIDs, owningID)
 	return wrapErr(ctx, err)
 }
 
@@ -478,7 +479,7 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 	if err := s.relationField(ctx, class, field); err != nil {
 		return nil, err
 	}
-	rows, err := s.pool.Query(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
+	rows, err := s.pool.Query(ctx, `SELECT "relatedId" FROM `+s.d.Ident(sqlkit.JoinTable(field, class))+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}

@@ -10,10 +10,11 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // encoder writes PostgreSQL's columns.
-var encoder = store.ColumnEncoder{
+var encoder = sqlkit.ColumnEncoder{
 	Value: func(f parse.Field, n parse.Normalized) (any, error) { return encodeValue(f, n), nil },
 	Perms: func(entries []string) any {
 		if entries == nil {
@@ -31,7 +32,7 @@ func queryRows(ctx context.Context, tx pgx.Tx, sch parse.Schema, fields []string
 		return nil, wrapErr(ctx, err)
 	}
 	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
+		return sqlkit.DecodeRow(codec, sch, fields, vals)
 	})
 }
 
@@ -54,7 +55,7 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 		return nil, nil, wrapErr(ctx, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	sqlText, args, fields := store.SelectWriteSQL(s.d, sch, w, " FOR UPDATE")
+	sqlText, args, fields := sqlkit.SelectWriteSQL(s.d, sch, w, " FOR UPDATE")
 	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
 	if err != nil {
 		return nil, nil, err
@@ -63,11 +64,11 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 		return nil, nil, store.ObjectNotFound(w)
 	}
 	before = rows[0]
-	sets, err := change.Assignments(encoder, store.NextUpdatedAt(before, time.Now()))
+	sets, err := sqlkit.Assignments(change, encoder, sqlkit.NextUpdatedAt(before, time.Now()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
-	sqlText, args, fields = store.UpdateSQL(s.d, sch, w, sets)
+	sqlText, args, fields = sqlkit.UpdateSQL(s.d, sch, w, sets)
 	rows, err = queryRows(ctx, tx, sch, fields, sqlText, args)
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +102,7 @@ func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error)
 		return nil, wrapErr(ctx, err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	sqlText, args, fields := store.DeleteSQL(s.d, sch, w)
+	sqlText, args, fields := sqlkit.DeleteSQL(s.d, sch, w)
 	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error)
 	if len(rows) == 0 {
 		return nil, store.ObjectNotFound(w)
 	}
-	for _, jt := range store.JoinTables(sch) {
+	for _, jt := range sqlkit.JoinTables(sch) {
 		if _, err := tx.Exec(ctx, `DELETE FROM `+s.d.Ident(jt)+` WHERE "owningId" = $1`, w.ID); err != nil {
 			return nil, fmt.Errorf("delete %s relations: %w", jt, wrapErr(ctx, err))
 		}
@@ -160,7 +161,7 @@ func (s *Store) DeleteClass(ctx context.Context, class string) error {
 		return store.ClassNotEmpty(class, n)
 	}
 	stmts := []string{`DROP TABLE ` + table}
-	for _, jt := range store.JoinTables(sch) {
+	for _, jt := range sqlkit.JoinTables(sch) {
 		stmts = append(stmts, `DROP TABLE IF EXISTS `+s.d.Ident(jt))
 	}
 	for _, st := range stmts {

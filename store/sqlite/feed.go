@@ -16,6 +16,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // The change feed of the SQLite store (docs/CHANGEFEED.md).
@@ -194,7 +195,7 @@ func (f *feed) commit(ctx context.Context, tx *sql.Tx, class string, created, de
 // readBack reads, in tx, the rows of ids as Find returns them, in the order
 // of ids.
 func (s *Store) readBack(ctx context.Context, tx *sql.Tx, sch parse.Schema, ids []string) ([]parse.Object, error) {
-	return store.ReadBack(s.d, sch, ids, 500, func(sqlText string, args []any, fields []string) ([]parse.Object, error) {
+	return sqlkit.ReadBack(s.d, sch, ids, 500, func(sqlText string, args []any, fields []string) ([]parse.Object, error) {
 		return queryRows(ctx, tx, sch, fields, sqlText, args)
 	})
 }
@@ -426,7 +427,7 @@ func (p *poller) scanClass(ctx context.Context, tx *sql.Tx, sch parse.Schema, st
 		}
 		q.Where = w
 	}
-	sqlText, args, fields := store.FindSQL(p.s.d, sch, q, int64(-1))
+	sqlText, args, fields := sqlkit.FindSQL(p.s.d, sch, q, int64(-1))
 	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
 	if err != nil {
 		return nil, nil, false, err
@@ -505,7 +506,7 @@ func readSchemas(ctx context.Context, tx *sql.Tx) (map[string]parse.Schema, erro
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // tableExists reports whether class has a table in tx's snapshot.

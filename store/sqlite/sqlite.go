@@ -23,6 +23,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -111,7 +112,7 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // Schemas returns every class's schema, sorted by name.
@@ -173,10 +174,10 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			continue
 		}
 		if f.Type == parse.TypeRelation {
-			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			jt := d.Ident(sqlkit.JoinTable(name, sch.ClassName))
 			stmts = append(stmts,
 				`CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" TEXT NOT NULL, "owningId" TEXT NOT NULL, PRIMARY KEY ("relatedId", "owningId"))`,
-				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(sqlkit.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
 			continue
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
@@ -234,7 +235,7 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 }
 
 // codec reads SQLite's columns back.
-var codec = store.ColumnCodec{Perms: permArray, Value: decodeValue}
+var codec = sqlkit.ColumnCodec{Perms: permArray, Value: decodeValue}
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
@@ -242,13 +243,13 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if err != nil {
 		return nil, err
 	}
-	sqlText, args, fields := store.FindSQL(s.d, sch, q, int64(-1))
+	sqlText, args, fields := sqlkit.FindSQL(s.d, sch, q, int64(-1))
 	rows, err := s.db.QueryContext(ctx, sqlText, args...)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
 	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
+		return sqlkit.DecodeRow(codec, sch, fields, vals)
 	})
 }
 
@@ -287,7 +288,7 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
 		return 0, err
 	}
-	sqlText, args := store.CountSQL(s.d, q)
+	sqlText, args := sqlkit.CountSQL(s.d, q)
 	var n int64
 	if err := s.db.QueryRowContext(ctx, sqlText, args...).Scan(&n); err != nil {
 		return 0, wrapErr(ctx, err)
@@ -515,7 +516,7 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") VALUES (?, ?)`)
+	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO `+s.d.Ident(sqlkit.JoinTable(field, class))+` ("relatedId", "owningId") VALUES (?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -533,7 +534,7 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 	if err := s.relationField(ctx, class, field); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = ? ORDER BY "relatedId"`, owningID)
+	rows, err := s.db.QueryContext(ctx, `SELECT "relatedId" FROM `+s.d.Ident(sqlkit.JoinTable(field, class))+` WHERE "owningId" = ? ORDER BY "relatedId"`, owningID)
 	if err != nil {
 		return nil, wrapErr(ctx, err)
 	}
