@@ -29,11 +29,7 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		return nil, err
 	}
 	sqlText, args := query.CompilePipeline(s.d, p, readACL)
-	rows, err := s.pool.Query(ctx, sqlText, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	out, err := collect(ctx, rows, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
 	if out == nil && err == nil {
 		out = []map[string]any{}
 	}
@@ -211,9 +207,10 @@ func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
 // and returns the decoder of its rows (one row's column values, in order),
 // so benchmarks can run it directly as a baseline.
 func (s *Store) FindSQL(sch parse.Schema, q *query.Query) (sqlText string, args []any, decode func(vals []any) (parse.Object, error)) {
-	sqlText, args, fields := sqlkit.FindSQL(s.d, sch, q, nil)
-	return sqlText, args, func(vals []any) (parse.Object, error) { return sqlkit.DecodeRow(codec, sch, fields, vals) }
+	return s.kit.FindStatement(sch, q)
 }
 
 // CountSQL renders the statement Count runs for q.
-func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) { return sqlkit.CountSQL(s.d, q) }
+func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) {
+	return sqlkit.CountSQL(s.kit.D, q)
+}

@@ -236,14 +236,6 @@ func (f *feed) commit(ctx context.Context, tx pgx.Tx, changes []store.Change) er
 	return nil
 }
 
-// readBack reads, in tx, the rows of ids as Find returns them, in the order
-// of ids.
-func (s *Store) readBack(ctx context.Context, tx pgx.Tx, sch parse.Schema, ids []string) ([]parse.Object, error) {
-	return sqlkit.ReadBack(s.d, sch, ids, 1000, func(sqlText string, args []any, fields []string) ([]parse.Object, error) {
-		return queryRows(ctx, tx, sch, fields, sqlText, args)
-	})
-}
-
 // ---------------------------------------------------------------- install
 
 // FeedInstall reports what InstallChangeFeed did.

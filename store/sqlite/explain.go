@@ -7,7 +7,6 @@ import (
 
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
-	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 var usingIndexRE = regexp.MustCompile(`USING (?:COVERING )?INDEX (\S+)`)
@@ -18,7 +17,7 @@ func (s *Store) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 	if err != nil {
 		return store.Plan{}, err
 	}
-	sqlText, args, _ := sqlkit.FindSQL(s.d, sch, q, int64(-1))
+	sqlText, args, _ := s.kit.FindSQL(sch, q)
 	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlText, args...)
 	if err != nil {
 		return store.Plan{}, wrapErr(ctx, err)
