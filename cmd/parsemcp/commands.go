@@ -144,7 +144,7 @@ func newDemo() *cobra.Command {
 					return fmt.Errorf("%s already exists; choose a new --out path", path)
 				}
 			}
-			st, where, err := openSpec(cmd.Context(), out, nil)
+			st, where, err := openSpec(cmd.Context(), out, nil, 0)
 			if err != nil {
 				return err
 			}

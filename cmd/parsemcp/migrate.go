@@ -32,7 +32,7 @@ nothing (its change feed polls the database file).`,
 			if spec == "" {
 				return fmt.Errorf("no store: pass --store postgres://USER@HOST:PORT/DB")
 			}
-			st, where, err := openSpec(cmd.Context(), spec, nil)
+			st, where, err := openSpec(cmd.Context(), spec, nil, 0)
 			if err != nil {
 				return err
 			}

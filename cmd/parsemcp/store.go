@@ -52,6 +52,7 @@ type storeFlags struct {
 	noApproval      bool
 	heartbeat       time.Duration
 	liveDebounce    time.Duration
+	dbMaxConns      int
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
@@ -79,6 +80,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
+	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 8); keep it above --max-inflight so one agent's slow queries cannot take every connection")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 }
 
@@ -174,7 +176,7 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 		}
 		spec = "sqlite:" + path
 	}
-	st, where, err := openSpec(ctx, spec, log)
+	st, where, err := openSpec(ctx, spec, log, f.dbMaxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -190,10 +192,11 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 
 // openSpec opens sqlite:PATH (or a .sqlite/.db path) or a postgres:// URL,
 // and returns the store with a printable description (no password). log,
-// when not nil, is the PostgreSQL change feed's logger.
-func openSpec(ctx context.Context, spec string, log *slog.Logger) (store.Store, string, error) {
+// when not nil, is the PostgreSQL change feed's logger; maxConns, when
+// positive, sizes the connection pool (--db-max-conns).
+func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int) (store.Store, string, error) {
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
-		var opts []postgres.Option
+		opts := []postgres.Option{postgres.WithMaxConns(maxConns)}
 		if log != nil {
 			opts = append(opts, postgres.WithLogger(log))
 		}
@@ -207,7 +210,7 @@ func openSpec(ctx context.Context, spec string, log *slog.Logger) (store.Store, 
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := sqlite.Open(ctx, path)
+	st, err := sqlite.Open(ctx, path, sqlite.WithMaxConns(maxConns))
 	if err != nil {
 		return nil, "", err
 	}

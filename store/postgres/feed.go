@@ -66,6 +66,7 @@ type options struct {
 	retention    time.Duration
 	logger       *slog.Logger
 	installCheck time.Duration
+	maxConns     int // pool.go
 }
 
 // WithChangeRetention sets how long the change log keeps rows before the

@@ -43,18 +43,19 @@ var _ store.Store = (*Store)(nil)
 // Open connects to the database at url (postgres://…) and makes sure the
 // `_SCHEMA` table and the system classes exist.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	s := &Store{}
+	for _, o := range opts {
+		o(&s.opts)
+	}
+	cfg, err := poolConfig(url, s.opts)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
-	for _, o := range opts {
-		o(&s.opts)
-	}
+	s.pool = pool
 	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
 	s.kit = sqlkit.Kit[*writeTx]{

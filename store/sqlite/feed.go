@@ -46,6 +46,7 @@ type Option func(*options)
 type options struct {
 	pollInterval time.Duration
 	logger       *slog.Logger
+	maxConns     int
 }
 
 // WithPollInterval sets how often the change feed polls the database file

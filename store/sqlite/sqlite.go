@@ -61,11 +61,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if path == ":memory:" {
 		db.SetMaxOpenConns(1)
 	} else {
-		db.SetMaxOpenConns(8)
+		db.SetMaxOpenConns(DefaultMaxConns)
 	}
 	s := &Store{db: db, path: path}
 	for _, o := range opts {
 		o(&s.opts)
+	}
+	if s.opts.maxConns > 0 && path != ":memory:" {
+		db.SetMaxOpenConns(s.opts.maxConns)
 	}
 	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
@@ -393,4 +396,18 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 // RelatedIDs returns the ids owningID's Relation field links to.
 func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
 	return s.kit.RelatedIDs(ctx, class, field, owningID)
+}
+
+// DefaultMaxConns is how many connections a Store opens at most (readers
+// run in parallel under WAL; writers take turns).
+const DefaultMaxConns = 8
+
+// WithMaxConns sets how many connections the Store opens at most (serve
+// --db-max-conns); 0 or less keeps DefaultMaxConns.
+func WithMaxConns(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxConns = n
+		}
+	}
 }
