@@ -114,6 +114,11 @@ func (ap *approvals) hook(req *mcp.CallToolRequest, a *agent.Agent) tools.Approv
 		// Older clients: ask now, on the request's stream. The wait is
 		// bounded by the approval timeout, not by the tool's time limit,
 		// and ends with the request (cancellation, DELETE of the session).
+		// Waiting for a person holds no server-wide stream slot (the
+		// principal's own in-flight slot stays taken).
+		if res, ok := resolvedFrom(req.GetExtra()); ok {
+			res.ticket.releaseStream()
+		}
 		parent, rearm := waitContext(ctx)
 		wctx, cancel := context.WithTimeout(parent, ap.timeout)
 		defer cancel()

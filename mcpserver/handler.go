@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,12 +23,17 @@ import (
 
 // Stream caps.
 const (
-	DefaultMaxStreams   = 100
-	DefaultMaxListeners = 100
+	DefaultMaxStreams   = 1000
+	DefaultMaxListeners = 1000
 )
 
-// DefaultWriteTimeout is HTTPOptions.WriteTimeout's default.
-const DefaultWriteTimeout = 30 * time.Second
+// Timeouts.
+const (
+	// DefaultWriteTimeout is HTTPOptions.WriteTimeout's default.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultReadTimeout is HTTPOptions.ReadTimeout's default.
+	DefaultReadTimeout = 30 * time.Second
+)
 
 // CodeServerBusy is the JSON-RPC error code of a request refused because a
 // stream cap is reached (HTTP 503).
@@ -60,6 +65,8 @@ type resolution struct {
 	// conn is the HTTP request's context: it ends when the client closes
 	// the connection (or the response is complete).
 	conn context.Context
+	// ticket is what the request holds of the caps (nil: nothing).
+	ticket *ticket
 }
 
 // resolutionKey is the auth.TokenInfo.Extra key holding a *resolution.
@@ -88,11 +95,19 @@ type handler struct {
 	srv       *Server
 	stateful  http.Handler
 	stateless http.Handler
+	admission *admission
+	clock     clockwork.Clock
 
 	mu       sync.Mutex
-	sessions map[string]string // Mcp-Session-Id → principal key
+	sessions map[string]*session // by Mcp-Session-Id
+}
 
-	streams, listeners atomic.Int64
+// session is what the handler keeps of a session: its owner, and its idle
+// timer (running while no request of the session is in flight).
+type session struct {
+	principal string
+	active    int
+	idle      clockwork.Timer
 }
 
 // NewHandler returns the MCP endpoint as an http.Handler that can be
@@ -121,11 +136,23 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	if opts.MaxListeners <= 0 {
 		opts.MaxListeners = DefaultMaxListeners
 	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = DefaultMaxInFlight
+	}
+	if opts.AdmissionWait == 0 {
+		opts.AdmissionWait = DefaultAdmissionWait
+	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
 	s := opts.Server
 	get := func(*http.Request) *mcp.Server { return s.mcp }
-	h := &handler{opts: opts, srv: s, sessions: map[string]string{}}
+	clock := clockwork.NewRealClock()
+	h := &handler{opts: opts, srv: s, sessions: map[string]*session{}, clock: clock, admission: newAdmission(opts.HTTPOptions, clock)}
+	// The handler closes idle sessions itself (expire), cancelling what
+	// still runs in them; the SDK's own timer would wait for that work.
 	h.stateful = carryTokenInfo(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		Logger: s.log, SessionTimeout: opts.SessionTimeout, MaxRequestBodyBytes: opts.MaxBodyBytes, JSONResponse: opts.JSONResponse,
+		Logger: s.log, MaxRequestBodyBytes: opts.MaxBodyBytes, JSONResponse: opts.JSONResponse,
 	}))
 	h.stateless = carryTokenInfo(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Logger: s.log, Stateless: true, MaxRequestBodyBytes: opts.MaxBodyBytes, JSONResponse: opts.JSONResponse,
@@ -147,7 +174,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var body []byte
 	var method string // of a single-message POST body
+	rc := http.NewResponseController(w)
 	if r.Method == http.MethodPost && r.Body != nil {
+		// A slow-loris body is cut off at ReadTimeout.
+		_ = rc.SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
 		var err error
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 		if err != nil {
@@ -166,6 +196,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		lifted, method = liftBody(body)
 		r.Body = io.NopCloser(bytes.NewReader(lifted))
 	}
+	// The request is read: its response may stream for as long as the
+	// protocol needs (the server's ReadTimeout, if any, no longer applies;
+	// the connection closing still ends the request).
+	_ = rc.SetReadDeadline(time.Time{})
 	stateless := r.Header.Get("Mcp-Protocol-Version") >= statelessVersion
 
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -193,51 +227,54 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	principal := principalKey(a, err)
+	res := &resolution{agent: a, err: err, conn: r.Context()}
 	ti := &auth.TokenInfo{
 		UserID: principal, // the SDK's own session/user binding backs ours up
-		Extra:  map[string]any{resolutionKey: &resolution{agent: a, err: err, conn: r.Context()}},
+		Extra:  map[string]any{resolutionKey: res},
 	}
 
 	if !stateless && sid != "" {
-		h.mu.Lock()
-		owner, known := h.sessions[sid]
-		h.mu.Unlock()
-		if !known || owner != principal {
+		if !h.enter(sid, principal) {
 			// Unknown and foreign sessions get the same answer.
 			rpcErrorID(w, http.StatusNotFound, requestID(body), -32600, "session not found")
 			return
 		}
+		defer h.leave(sid)
 	}
 
-	// Stream caps. A subscriptions/listen POST stays open like a GET
-	// listening stream, and counts as one (whatever JSONResponse says: the
-	// SDK answers a listen with an event stream).
+	// Caps. A subscriptions/listen POST stays open like a GET listening
+	// stream, and counts as one.
 	switch {
 	case r.Method == http.MethodGet, r.Method == http.MethodPost && method == "subscriptions/listen":
-		if n := h.listeners.Add(1); n > int64(h.opts.MaxListeners) {
-			h.listeners.Add(-1)
-			rpcErrorID(w, http.StatusServiceUnavailable, requestID(body), CodeServerBusy, "server busy")
+		if res.ticket = h.admission.admitListener(w, requestID(body)); res.ticket == nil {
 			return
 		}
-		defer h.listeners.Add(-1)
-	case r.Method == http.MethodPost && !h.opts.JSONResponse && hasCall(body):
-		if n := h.streams.Add(1); n > int64(h.opts.MaxStreams) {
-			h.streams.Add(-1)
-			rpcErrorID(w, http.StatusServiceUnavailable, requestID(body), CodeServerBusy, "server busy")
-			return
+		defer res.ticket.release()
+	case r.Method == http.MethodPost:
+		if n := countCalls(body); n > 0 {
+			if res.ticket = h.admission.admitCalls(w, r, requestID(body), principal, n); res.ticket == nil {
+				return
+			}
+			defer res.ticket.release()
 		}
-		defer h.streams.Add(-1)
 	}
 
 	rw := &responseWriter{ResponseWriter: w, timeout: h.opts.WriteTimeout}
+	var created string
 	if !stateless && sid == "" && r.Method == http.MethodPost {
 		// A new session: bind its id to the principal before the client
-		// can learn it.
+		// can learn it; its idle timer starts when this request ends.
 		rw.onHeader = func(status int) {
 			if id := w.Header().Get("Mcp-Session-Id"); id != "" && status < 300 {
+				created = id
 				h.bind(id, principal)
 			}
 		}
+		defer func() {
+			if created != "" {
+				h.leave(created)
+			}
+		}()
 	}
 	r = withTokenInfo(r, ti)
 	if stateless {
@@ -263,11 +300,12 @@ func (h *handler) resolve(r *http.Request) (*agent.Agent, error) {
 	return h.srv.agents(r.Context(), RequestInfo{Header: r.Header, Request: r})
 }
 
-// bind records a new session's owner, and starts watching for the SDK to
-// close the session (idle timeout, DELETE, shutdown) to forget it.
+// bind records a new session's owner (with its creating request in
+// flight), and starts watching for the SDK to close the session (DELETE,
+// idle expiry, shutdown) to forget it.
 func (h *handler) bind(id, principal string) {
 	h.mu.Lock()
-	h.sessions[id] = principal
+	h.sessions[id] = &session{principal: principal, active: 1}
 	h.mu.Unlock()
 	for ss := range h.srv.mcp.Sessions() {
 		if ss.ID() == id {
@@ -284,9 +322,61 @@ func (h *handler) bind(id, principal string) {
 
 func (h *handler) forget(id string) {
 	h.mu.Lock()
-	delete(h.sessions, id)
+	if s := h.sessions[id]; s != nil {
+		if s.idle != nil {
+			s.idle.Stop()
+		}
+		delete(h.sessions, id)
+	}
 	h.mu.Unlock()
 	h.srv.live.release(id) // at once, rather than at the next sweep
+}
+
+// enter counts a request of session id in flight (its idle timer stops),
+// provided principal owns the session.
+func (h *handler) enter(id, principal string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s == nil || s.principal != principal {
+		return false
+	}
+	s.active++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	return true
+}
+
+// leave ends a request of session id; the last one starts the idle timer.
+func (h *handler) leave(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.sessions[id]
+	if s == nil {
+		return
+	}
+	if s.active--; s.active == 0 {
+		s.idle = h.clock.AfterFunc(h.opts.SessionTimeout, func() { h.expire(id, s) })
+	}
+}
+
+// expire closes session id, idle for SessionTimeout: what still runs in
+// it (calls whose client left) is cancelled, then the SDK closes it.
+func (h *handler) expire(id string, s *session) {
+	h.mu.Lock()
+	current := h.sessions[id] == s && s.active == 0
+	h.mu.Unlock()
+	if !current { // a request came in meanwhile
+		return
+	}
+	h.srv.calls.cancelSession(id)
+	if ss := h.srv.session(id); ss != nil {
+		go ss.Close() // returns once its handlers did; bind's watcher forgets it
+		return
+	}
+	h.forget(id)
 }
 
 // boundSessions returns how many session bindings the handler holds.
@@ -377,10 +467,10 @@ func isLoopback(hostport string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// hasCall reports whether a body holds at least one request (a method with
-// an id): such a POST is answered with a stream, unlike notifications and
-// responses (202).
-func hasCall(body []byte) bool {
+// countCalls returns how many requests (a method with an id) a body
+// holds: such a POST is answered with a stream (or one JSON response),
+// unlike notifications and responses (202).
+func countCalls(body []byte) int {
 	one := func(raw json.RawMessage) bool {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -392,16 +482,20 @@ func hasCall(body []byte) bool {
 	if len(body) > 0 && body[0] == '[' {
 		var batch []json.RawMessage
 		if json.Unmarshal(body, &batch) != nil {
-			return false
+			return 0
 		}
+		n := 0
 		for _, m := range batch {
 			if one(m) {
-				return true
+				n++
 			}
 		}
-		return false
+		return n
 	}
-	return one(body)
+	if one(body) {
+		return 1
+	}
+	return 0
 }
 
 // requestID returns the id of a single JSON-RPC request body, or nil.
@@ -422,18 +516,25 @@ func requestID(body []byte) json.RawMessage {
 // rpcErrorID answers a JSON-RPC error carrying the request's id (null when
 // there is none), members in the usual order.
 func rpcErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	rpcErrorData(w, status, id, code, msg, nil)
+}
+
+// rpcErrorData is rpcErrorID with the error's data member (omitted when
+// nil).
+func rpcErrorData(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string, data any) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	type rpcErr struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
 	}
 	writeJSON(w, status, struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcErr          `json:"error"`
-	}{"2.0", id, rpcErr{code, msg}})
+	}{"2.0", id, rpcErr{code, msg, data}})
 }
 
 // responseWriter marks SSE responses X-Accel-Buffering: no (so nginx does

@@ -229,7 +229,7 @@ func blockingServer(t *testing.T) (*mcpserver.Server, chan struct{}, chan struct
 
 func TestHandlerStreamCap(t *testing.T) {
 	srv, started, release := blockingServer(t)
-	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 1}})
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 1, AdmissionWait: -1}})
 	sid := initSession(t, url, "alice-token")
 	first := make(chan rawResp, 1)
 	go func() {
@@ -241,7 +241,8 @@ func TestHandlerStreamCap(t *testing.T) {
 		t.Fatal("the blocking tool did not start")
 	}
 	busy := raw(t, http.MethodPost, url, "alice-token", sid, `{"jsonrpc":"2.0","id":11,"method":"tools/list"}`)
-	if busy.status != http.StatusServiceUnavailable || busy.body != `{"jsonrpc":"2.0","id":11,"error":{"code":-32000,"message":"server busy"}}` {
+	if busy.status != http.StatusServiceUnavailable || busy.header.Get("Retry-After") != "2" ||
+		busy.body != `{"jsonrpc":"2.0","id":11,"error":{"code":-32000,"message":"server busy","data":{"error_code":"busy","retry_after":2}}}` {
 		t.Fatalf("over the stream cap: %d %s", busy.status, busy.body)
 	}
 	// Notifications are not streams: they pass.
@@ -262,6 +263,7 @@ func TestHandlerListenerCap(t *testing.T) {
 	url := mount(t, mcpserver.HandlerOptions{HTTPOptions: mcpserver.HTTPOptions{MaxListeners: 1}})
 	s1, s2 := initSession(t, url, "alice-token"), initSession(t, url, "alice-token")
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Authorization", "Bearer alice-token")
@@ -275,7 +277,8 @@ func TestHandlerListenerCap(t *testing.T) {
 		t.Fatalf("listening stream: %d %v", resp.StatusCode, resp.Header)
 	}
 	busy := raw(t, http.MethodGet, url, "alice-token", s2, "")
-	if busy.status != http.StatusServiceUnavailable || busy.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"server busy"}}` {
+	if busy.status != http.StatusServiceUnavailable || busy.header.Get("Retry-After") != "2" ||
+		busy.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"server busy","data":{"error_code":"busy","retry_after":2}}}` {
 		t.Fatalf("over the listener cap: %d %s", busy.status, busy.body)
 	}
 	// POST streams have their own cap.

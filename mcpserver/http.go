@@ -46,11 +46,27 @@ type HTTPOptions struct {
 	// instead of a text/event-stream (the SDK's plain JSON request/response
 	// mode; no progress notifications on the POST).
 	JSONResponse bool
-	// MaxStreams caps the POSTs being answered as event streams at once
-	// (default 100); MaxListeners caps the open listening streams (GET
-	// streams, and the subscriptions/listen requests of 2026-07-28 clients)
-	// (default 100). Over a cap: 503 with a JSON-RPC -32000 "server busy".
+	// ReadTimeout bounds the reading of a request body (default 30 s): a
+	// slow-loris client is cut off. Once a request is read, its response
+	// may stream as long as the protocol needs.
+	ReadTimeout time.Duration
+	// MaxInFlight caps the requests one principal (Agent.Key plus the
+	// policy profile) has in flight, each POST's requests counted
+	// (default 8). One over it waits up to AdmissionWait for one of them
+	// to end, then gets 429 with Retry-After and a JSON-RPC -32029 error
+	// whose data holds retry_after and error_code "rate_limited".
+	MaxInFlight int
+	// MaxStreams caps the POSTs being answered at once, in all (default
+	// 1000); one over it waits up to AdmissionWait, then gets 503 with
+	// Retry-After and a JSON-RPC -32000 "server busy". A call waiting for a
+	// person's approval gives its slot back while it waits. MaxListeners
+	// caps the open listening streams (GET streams, and the
+	// subscriptions/listen requests of 2026-07-28 clients) (default 1000);
+	// over it: 503 at once.
 	MaxStreams, MaxListeners int
+	// AdmissionWait is how long a request over MaxInFlight or MaxStreams
+	// waits for a slot (default 5 s; negative: not at all).
+	AdmissionWait time.Duration
 }
 
 // Handler returns the MCP endpoint as an http.Handler that can be mounted at

@@ -31,6 +31,7 @@ func newServe() *cobra.Command {
 	var f storeFlags
 	var addr string
 	var httpOpts mcpserver.HTTPOptions
+	var serverOpts mcpserver.ServerOptions
 	var apiKey, preAuth string
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -65,7 +66,7 @@ func newServe() *cobra.Command {
 				}
 				h = mcpserver.PreAuthLimit(l, h)
 			}
-			return listenAndServe(cmd.Context(), log, addr, h)
+			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv)
 		},
 	}
 	f.register(cmd)
@@ -79,18 +80,30 @@ func newServe() *cobra.Command {
 	cmd.Flags().StringSliceVar(&httpOpts.AllowedOrigins, "allowed-origin", nil, "accept browser requests only from these Origin hosts (\".example.com\" for a domain and its subdomains); requests without Origin pass")
 	cmd.Flags().StringVar(&httpOpts.RequireHeader, "require-header", "", "refuse requests without this header (e.g. X-MCP-Client): a CSRF guard")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
-	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long")
+	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long (no request in flight, no listening stream); calls still running in them are cancelled")
+	cmd.Flags().IntVar(&httpOpts.MaxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests one principal may have in flight; past it a request waits up to --admission-wait, then gets 429 (rate_limited) with Retry-After")
+	cmd.Flags().IntVar(&httpOpts.MaxStreams, "max-streams", mcpserver.DefaultMaxStreams, "requests answered at once, in all; past it a request waits up to --admission-wait, then gets 503 with Retry-After (calls waiting for a person's approval do not count)")
+	cmd.Flags().IntVar(&httpOpts.MaxListeners, "max-listeners", mcpserver.DefaultMaxListeners, "open listening streams (GET, subscriptions/listen); past it 503 with Retry-After")
+	cmd.Flags().DurationVar(&httpOpts.AdmissionWait, "admission-wait", mcpserver.DefaultAdmissionWait, "how long a request over --max-inflight or --max-streams waits for a slot")
+	cmd.Flags().DurationVar(&httpOpts.ReadTimeout, "read-timeout", mcpserver.DefaultReadTimeout, "time to read a whole request, body included (slow clients are cut off); responses may stream longer")
+	cmd.Flags().DurationVar(&httpOpts.WriteTimeout, "write-timeout", mcpserver.DefaultWriteTimeout, "time for each write to a client: a client that stops reading loses its stream")
+	cmd.Flags().DurationVar(&serverOpts.IdleTimeout, "idle-timeout", mcpserver.DefaultIdleTimeout, "close keep-alive connections idle this long")
+	cmd.Flags().DurationVar(&serverOpts.HeaderTimeout, "header-timeout", mcpserver.DefaultHeaderTimeout, "time to read a request's headers")
 	return cmd
 }
 
+// listenAndServe serves until ctx ends, then shuts down: the MCP server
+// refuses new requests, lets running calls finish for a grace period and
+// cancels the rest, while the HTTP server stops accepting connections and
+// waits for its requests; what is still open after the grace (listening
+// streams) is closed.
 func listenAndServe(ctx context.Context, log interface {
 	Info(string, ...any)
-}, addr string, h http.Handler) error {
+}, addr string, srv *http.Server, mcpSrv *mcpserver.Server) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	// The line tests and scripts wait for; it names the resolved port.
 	log.Info("listening", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
@@ -99,9 +112,13 @@ func listenAndServe(ctx context.Context, log interface {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		grace, cancel := context.WithTimeout(context.Background(), mcpserver.DefaultShutdownGrace)
 		defer cancel()
-		return srv.Shutdown(shutdown)
+		go func() { _ = mcpSrv.Shutdown(grace) }()
+		if err := srv.Shutdown(grace); err != nil {
+			return srv.Close()
+		}
+		return nil
 	}
 }
 

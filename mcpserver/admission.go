@@ -1,0 +1,189 @@
+package mcpserver
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+)
+
+// Admission defaults.
+const (
+	// DefaultMaxInFlight bounds the requests one principal has in flight.
+	// It stays below the database pool (postgres.DefaultMaxConns), so one
+	// agent's slow queries cannot hold every connection.
+	DefaultMaxInFlight = 8
+	// DefaultAdmissionWait is how long a request over a cap waits for a
+	// slot before it is refused.
+	DefaultAdmissionWait = 5 * time.Second
+	// RetryAfterBusy is the Retry-After (seconds) of a refusal for a cap.
+	RetryAfterBusy = 2
+)
+
+// CodeRateLimited is the JSON-RPC error code of a request refused because
+// its principal has too many requests in flight (HTTP 429).
+const CodeRateLimited = -32029
+
+// gate is a counting semaphore whose waiters are served in arrival order
+// (a channel's blocked senders are), each for a bounded time.
+type gate struct{ slots chan struct{} }
+
+func newGate(n int) *gate { return &gate{slots: make(chan struct{}, n)} }
+
+// acquire takes a slot, waiting up to wait (0: not at all) or until ctx
+// ends; false means no slot was taken.
+func (g *gate) acquire(ctx context.Context, clock clockwork.Clock, wait time.Duration) bool {
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if wait <= 0 {
+		return false
+	}
+	t := clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-t.Chan():
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (g *gate) release() { <-g.slots }
+
+// admission holds the caps of one handler: requests in flight per
+// principal, event streams and listening streams in all.
+type admission struct {
+	opts  HTTPOptions
+	clock clockwork.Clock
+
+	streams, listeners *gate
+
+	mu         sync.Mutex
+	principals map[string]*principalGate
+}
+
+type principalGate struct {
+	*gate
+	users int // requests holding or waiting for a slot
+}
+
+func newAdmission(opts HTTPOptions, clock clockwork.Clock) *admission {
+	return &admission{opts: opts, clock: clock, streams: newGate(opts.MaxStreams), listeners: newGate(opts.MaxListeners),
+		principals: map[string]*principalGate{}}
+}
+
+// ticket is what one HTTP request holds; release gives all of it back.
+type ticket struct {
+	a         *admission
+	principal string
+	held      int // per-principal slots
+	stream    bool
+	listener  bool
+	mu        sync.Mutex
+}
+
+// releaseStream gives the event-stream slot back early: a call that waits
+// for a person's approval keeps its per-principal slot (a client that
+// parks approvals blocks only itself) but does not hold the server's.
+func (t *ticket) releaseStream() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stream {
+		t.stream = false
+		t.a.streams.release()
+	}
+}
+
+func (t *ticket) release() {
+	t.releaseStream()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.listener {
+		t.listener = false
+		t.a.listeners.release()
+	}
+	if t.held > 0 {
+		t.a.leave(t.principal, t.held)
+		t.held = 0
+	}
+}
+
+// principal returns principal's gate, counting one more user.
+func (a *admission) principal(key string) *principalGate {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.principals[key]
+	if p == nil {
+		p = &principalGate{gate: newGate(a.opts.MaxInFlight)}
+		a.principals[key] = p
+	}
+	p.users++
+	return p
+}
+
+// leave gives back n slots of principal and forgets an unused gate.
+func (a *admission) leave(key string, n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.principals[key]
+	for range n {
+		p.release()
+	}
+	if p.users--; p.users == 0 {
+		delete(a.principals, key)
+	}
+}
+
+// admitCalls admits a POST carrying calls (requests with an id) of
+// principal: calls slots of the principal's MaxInFlight (429 past it),
+// then an event-stream slot (503 past MaxStreams), each waited for up to
+// AdmissionWait. A refusal is answered here (with Retry-After) and nil
+// returned.
+func (a *admission) admitCalls(w http.ResponseWriter, r *http.Request, id []byte, principal string, calls int) *ticket {
+	t := &ticket{a: a, principal: principal}
+	p := a.principal(principal)
+	deadline := a.clock.Now().Add(a.opts.AdmissionWait)
+	for t.held < calls {
+		if calls > a.opts.MaxInFlight || !p.acquire(r.Context(), a.clock, deadline.Sub(a.clock.Now())) {
+			a.leave(principal, t.held)
+			refuse(w, http.StatusTooManyRequests, id, CodeRateLimited, "too many requests in flight for this principal", "rate_limited")
+			return nil
+		}
+		t.held++
+	}
+	if !a.streams.acquire(r.Context(), a.clock, deadline.Sub(a.clock.Now())) {
+		a.leave(principal, t.held)
+		refuse(w, http.StatusServiceUnavailable, id, CodeServerBusy, "server busy", "busy")
+		return nil
+	}
+	t.stream = true
+	return t
+}
+
+// admitListener admits a listening stream (a GET, or a
+// subscriptions/listen): it stays open, so there is no point waiting for
+// one to end.
+func (a *admission) admitListener(w http.ResponseWriter, id []byte) *ticket {
+	if !a.listeners.acquire(context.Background(), a.clock, 0) {
+		refuse(w, http.StatusServiceUnavailable, id, CodeServerBusy, "server busy", "busy")
+		return nil
+	}
+	return &ticket{a: a, listener: true}
+}
+
+// refuse answers a request refused for a cap: the status, Retry-After,
+// and a JSON-RPC error whose data carries retry_after and error_code.
+func refuse(w http.ResponseWriter, status int, id []byte, code int, msg, errorCode string) {
+	w.Header().Set("Retry-After", strconv.Itoa(RetryAfterBusy))
+	rpcErrorData(w, status, id, code, msg, map[string]any{"retry_after": RetryAfterBusy, "error_code": errorCode})
+}
