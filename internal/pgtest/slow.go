@@ -36,7 +36,7 @@ func SlowClass(t testing.TB, st *postgres.Store) (parse.Schema, map[string]any) 
 func ActiveCounts(t testing.TB, st *postgres.Store) int {
 	t.Helper()
 	var n int
-	if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND backend_type = 'client backend' AND query LIKE 'SELECT count(*) FROM "Big"%'`).Scan(&n); err != nil {
+	if err := st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND backend_type = 'client backend' AND query LIKE 'SELECT count(*) FROM "Big"%'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
