@@ -472,3 +472,18 @@ func TestDroppedConnectionInterruptsSQLite(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A where too large for the database is the caller's mistake, refused the
+// same way on every backend (SQLite used to answer internal_error for an
+// $or of 5,000 branches).
+func TestHugeWhereRefused(t *testing.T) {
+	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
+	var ors []any
+	for i := range 5000 {
+		ors = append(ors, map[string]any{"title": fmt.Sprint("t", i)})
+	}
+	e := fails(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"$or": ors}}, "invalid_argument")
+	if msg, _ := e["error"].(string); !strings.Contains(msg, "at most 300") {
+		t.Fatalf("refusal: %v", e)
+	}
+}
