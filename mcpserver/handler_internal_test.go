@@ -20,22 +20,7 @@ import (
 // a fake clock: however slow the machine, no session expires before the
 // test says so.
 func TestSessionBindingsForgotten(t *testing.T) {
-	srv, err := New(Options{Store: fixture.Store(t, filepath.Join(t.TempDir(), "f.sqlite")), Agents: func(context.Context, RequestInfo) (*agent.Agent, error) {
-		return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hh, err := NewHandler(HandlerOptions{Server: srv, HTTPOptions: HTTPOptions{SessionTimeout: time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := hh.(*handler)
-	clock := clockwork.NewFakeClock()
-	h.clock = clock
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	srv, h, clock, ts := fakeClockHandler(t, time.Hour)
 	send := func(method, sid, body string) *http.Response {
 		req, _ := http.NewRequest(method, ts.URL, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -100,22 +85,7 @@ func TestSessionBindingsForgotten(t *testing.T) {
 // A session that expires while work of it still runs (a call whose client
 // left) has that work cancelled, not waited for.
 func TestSessionExpiryCancelsItsCalls(t *testing.T) {
-	srv, err := New(Options{Store: fixture.Store(t, filepath.Join(t.TempDir(), "f.sqlite")), Agents: func(context.Context, RequestInfo) (*agent.Agent, error) {
-		return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	hh, err := NewHandler(HandlerOptions{Server: srv, HTTPOptions: HTTPOptions{SessionTimeout: time.Minute}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := hh.(*handler)
-	clock := clockwork.NewFakeClock()
-	h.clock = clock
-	ts := httptest.NewServer(h)
-	defer ts.Close()
+	srv, _, clock, ts := fakeClockHandler(t, time.Minute)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -142,4 +112,26 @@ func TestSessionExpiryCancelsItsCalls(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the expired session's call was not cancelled")
 	}
+}
+
+// fakeClockHandler serves a handler whose idle timers run on a fake clock.
+func fakeClockHandler(t *testing.T, sessionTimeout time.Duration) (*Server, *handler, *clockwork.FakeClock, *httptest.Server) {
+	t.Helper()
+	srv, err := New(Options{Store: fixture.Store(t, filepath.Join(t.TempDir(), "f.sqlite")), Agents: func(context.Context, RequestInfo) (*agent.Agent, error) {
+		return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	hh, err := NewHandler(HandlerOptions{Server: srv, HTTPOptions: HTTPOptions{SessionTimeout: sessionTimeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hh.(*handler)
+	clock := clockwork.NewFakeClock()
+	h.clock = clock
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return srv, h, clock, ts
 }

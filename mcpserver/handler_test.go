@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/mcpserver"
-	"github.com/parsemcp/parsemcp/tools"
 )
 
 // bearerAgents is a per-request factory: one user per bearer token.
@@ -200,40 +198,13 @@ func TestHandlerDeleteSession(t *testing.T) {
 	}
 }
 
-// blockingServer has a tool that signals started and waits for release.
-func blockingServer(t *testing.T) (*mcpserver.Server, chan struct{}, chan struct{}) {
-	t.Helper()
-	started, release := make(chan struct{}, 16), make(chan struct{})
-	reg := tools.NewRegistry()
-	if err := reg.Register(&tools.Tool{Name: "block_test", Description: "blocks until released", Category: "query", Permission: agent.Readonly, ReadOnly: true,
-		Input: &jsonschema.Schema{Type: "object"},
-		Handler: func(ctx context.Context, _ *tools.Call) (any, error) {
-			started <- struct{}{}
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return map[string]any{"ok": true}, nil
-		}}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), Tools: reg, Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
-		return agent.New(agent.Readonly, master), nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv, started, release
-}
-
 func TestHandlerStreamCap(t *testing.T) {
-	srv, started, release := blockingServer(t)
+	srv, started, release := holdServer(t, nil)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 1, AdmissionWait: -1}})
 	sid := initSession(t, url, "alice-token")
 	first := make(chan rawResp, 1)
 	go func() {
-		first <- raw(t, http.MethodPost, url, "alice-token", sid, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"block_test","arguments":{}}}`)
+		first <- raw(t, http.MethodPost, url, "alice-token", sid, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"hold_test","arguments":{}}}`)
 	}()
 	select {
 	case <-started:

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,10 +86,24 @@ func URL(t testing.TB) string {
 	return baseURL
 }
 
+// schemas counts the schemas made under each name, so that a test run
+// more than once in a process (go test -count=N) gets a fresh one.
+var (
+	schemasMu sync.Mutex
+	schemas   = map[string]int{}
+)
+
 // Schema creates a schema in the run's database and returns a URL whose
-// connections use it.
+// connections use it. A name used before in the process gets a numbered
+// suffix (name_2, name_3, …).
 func Schema(t testing.TB, name string) string {
 	t.Helper()
+	schemasMu.Lock()
+	schemas[name]++
+	if n := schemas[name]; n > 1 {
+		name = fmt.Sprintf("%s_%d", name, n)
+	}
+	schemasMu.Unlock()
 	base := URL(t)
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, base)
