@@ -67,11 +67,12 @@ func ServeAgent(ctx context.Context, o AgentOptions, p Provider) error {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 64
 	}
-	a := &agentServer{o: o, p: p, topics: o.topics(), sem: make(chan struct{}, o.Concurrency), running: map[string]context.CancelFunc{}}
+	a := &agentServer{o: o, p: p, topics: o.topics(), sem: make(chan struct{}, o.Concurrency), running: map[string]context.CancelFunc{}, ctx: ctx, dialed: make(chan struct{})}
 	offline, _ := json.Marshal(Presence{Status: "offline", Name: o.Name})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	c, err := dial(ctx, &a.o.ConnOptions, connHooks{
+	// The connection outlives ctx by the time it takes to leave cleanly.
+	connCtx, connCancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer connCancel()
+	c, err := dial(connCtx, &a.o.ConnOptions, connHooks{
 		onMessage: a.onMessage,
 		onUp:      a.up,
 		will:      &paho.WillMessage{Topic: a.topics.Presence(o.Entity), Payload: offline, QoS: 1, Retain: true},
@@ -80,7 +81,7 @@ func ServeAgent(ctx context.Context, o AgentOptions, p Provider) error {
 		return err
 	}
 	a.conn = c
-	a.ctx = ctx
+	close(a.dialed)
 	if cn, ok := p.(ChangeNotifier); ok {
 		go func() {
 			for {
@@ -114,6 +115,7 @@ type agentServer struct {
 	topics Topics
 	conn   *conn
 	ctx    context.Context
+	dialed chan struct{} // closed once conn is set
 	sem    chan struct{}
 	wg     sync.WaitGroup
 
@@ -124,6 +126,7 @@ type agentServer struct {
 // up subscribes to the requests and announces the agent after each
 // (re)connection.
 func (a *agentServer) up(ctx context.Context) {
+	<-a.dialed
 	if err := a.conn.subscribe(ctx, a.topics.AgentRequests(a.o.Entity)); err != nil {
 		a.o.Logger.Error("federation agent: subscribing to requests failed", "err", err)
 		return
@@ -218,11 +221,11 @@ func (a *agentServer) handle(req *request, resTopic string) {
 	}()
 	res := response{ID: req.ID}
 	result, err := a.run(ctx, req)
+	if ctx.Err() != nil {
+		return // past the deadline or cancelled: nobody waits for the answer
+	}
 	if err != nil {
 		res.Error = &WireError{Code: "agent_error", Message: err.Error()}
-		if ctx.Err() != nil {
-			return // nobody waits for the answer any more
-		}
 	} else {
 		res.Result = result
 	}
