@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -128,4 +129,33 @@ func TestExposedNamesCannotShadow(t *testing.T) {
 	if len(long) != 64 || !strings.Contains(long, "-") {
 		t.Fatalf("long name %q (%d)", long, len(long))
 	}
+}
+
+func TestWillMarksAgentOfflineUntilItReconnects(t *testing.T) {
+	b, _ := testBroker(t)
+	conn := ConnOptions{Broker: b.URL(), Platform: "p1"}
+	ac := conn
+	ac.ClientID = "agent-d1-will"
+	startAgent(t, ac, d1, echoTools(t))
+	p := startPlatform(t, Options{ConnOptions: conn})
+	waitFor(t, p, "d1's tools", func() bool { return len(p.Tools()) == 4 })
+	offline := make(chan struct{})
+	var once sync.Once
+	defer p.OnChange(func() {
+		for _, w := range p.Warnings() {
+			if strings.Contains(w, "device/d1 is offline") && len(p.Tools()) == 0 {
+				once.Do(func() { close(offline) })
+			}
+		}
+	})()
+	if !b.Disconnect("agent-d1-will") {
+		t.Fatal("the agent was not connected")
+	}
+	select {
+	case <-offline: // the broker published the agent's will
+	case <-bound(t).Done():
+		t.Fatal("the platform never saw the agent offline")
+	}
+	// autopaho reconnects the agent, which announces itself again.
+	waitFor(t, p, "d1 back", func() bool { return len(p.Tools()) == 4 && len(p.Warnings()) == 0 })
 }

@@ -25,6 +25,11 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeRateLimited      = "rate_limited"
 	CodeApprovalDenied   = "approval_denied"
+	// CodeUnavailable: a remote agent (or the federation's broker) cannot
+	// be reached.
+	CodeUnavailable = "unavailable"
+	// CodeRemoteError: a remote agent's tool failed or refused the call.
+	CodeRemoteError = "remote_error"
 	CodeInternal         = "internal_error"
 )
 

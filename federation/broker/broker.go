@@ -7,6 +7,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -82,3 +83,15 @@ func (b *Broker) URL() string { return "mqtt://" + b.Addr() }
 
 // Close stops the broker and disconnects its clients.
 func (b *Broker) Close() error { return b.srv.Close() }
+
+// Disconnect drops a client's connection as a network failure would (its
+// will message is published); it reports whether the client was
+// connected.
+func (b *Broker) Disconnect(clientID string) bool {
+	cl, ok := b.srv.Clients.Get(clientID)
+	if !ok || cl.Closed() {
+		return false
+	}
+	cl.Stop(errors.New("disconnected by the embedded broker"))
+	return true
+}
