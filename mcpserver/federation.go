@@ -103,7 +103,9 @@ func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 	name := rt.Name
 	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: DefaultRemoteTimeout,
 		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone,
-		Handler: func(ctx context.Context, c *tools.Call) (any, error) { return s.callRemote(ctx, c.Scope.Agent(), name, c.Args) }}
+		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
+			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
+		}}
 }
 
 // lookupTool finds a tool by name: the registry's, else a remote one.

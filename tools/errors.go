@@ -30,7 +30,7 @@ const (
 	CodeUnavailable = "unavailable"
 	// CodeRemoteError: a remote agent's tool failed or refused the call.
 	CodeRemoteError = "remote_error"
-	CodeInternal         = "internal_error"
+	CodeInternal    = "internal_error"
 )
 
 // Error is a tool failure the client sees: a stable code, a message for
