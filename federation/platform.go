@@ -718,3 +718,6 @@ func newID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// CallTimeout is the default time limit of a proxied call.
+func (p *Platform) CallTimeout() time.Duration { return p.o.CallTimeout }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,10 +16,6 @@ import (
 
 // CategoryRemote is the category of remote agents' tools.
 const CategoryRemote = "remote"
-
-// DefaultRemoteTimeout bounds a proxied tool call (the operator's
-// Options.Timeouts may name a remote tool to override it).
-const DefaultRemoteTimeout = 30 * time.Second
 
 // remoteFailure is a remote tool's own error: the client gets the agent's
 // result as it is; the guard chain (audit) sees err.
@@ -101,7 +96,7 @@ func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 		perm = agent.Write
 	}
 	name := rt.Name
-	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: DefaultRemoteTimeout,
+	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: s.fed.CallTimeout(),
 		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone,
 		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
 			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
