@@ -198,4 +198,3 @@ func newTokenRevoke() *cobra.Command {
 	f.register(cmd)
 	return cmd
 }
-
