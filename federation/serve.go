@@ -89,7 +89,9 @@ func ServeAgent(ctx context.Context, o AgentOptions, p Provider) error {
 				case <-ctx.Done():
 					return
 				case <-cn.Changed():
-					a.announce(ctx)
+					if a.conn.await(ctx) == nil {
+						a.announce(ctx)
+					}
 				}
 			}
 		}()
