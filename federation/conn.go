@@ -275,13 +275,15 @@ func (c *conn) unsubscribe(ctx context.Context, filter string) error {
 	return err
 }
 
-// publish sends payload on topic at QoS 1 and waits for the broker's
-// acknowledgement.
+// publish sends p (at QoS 1 it waits for the broker's acknowledgement).
+// Requests and responses travel at QoS 0: the call has its own
+// correlation, timeout and connection-loss detection, and an
+// acknowledgement per message would meet Nagle's algorithm on brokers
+// that leave it on (Mosquitto's default), adding tens of milliseconds.
 func (c *conn) publish(ctx context.Context, p *paho.Publish) error {
 	if err := c.await(ctx); err != nil {
 		return err
 	}
-	p.QoS = 1
 	if _, err := c.cm.Publish(ctx, p); err != nil {
 		return fmt.Errorf("%w: publish: %v", ErrUnavailable, err)
 	}
