@@ -267,22 +267,7 @@ func TestFederationTimeoutIsStructured(t *testing.T) {
 
 func TestFederationUnavailableAgent(t *testing.T) {
 	w := newFedWorld(t)
-	changed := make(chan struct{}, 10)
-	srv := fedServer(t, w, mcpserver.Options{}, withToken(agent.Write, nil))
-	ct, stt := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), stt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	cs, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, changed := listChangedClient(t, fedServer(t, w, mcpserver.Options{}, withToken(agent.Write, nil)))
 	// d1 vanishes: its will marks it offline (published here as the will
 	// would be, since a test agent reconnects).
 	offline, _ := json.Marshal(federation.Presence{Status: "offline"})
@@ -322,22 +307,7 @@ func TestFederationUnavailableAgent(t *testing.T) {
 
 func TestFederationListChangedOnAnnounce(t *testing.T) {
 	w := newFedWorld(t)
-	changed := make(chan struct{}, 10)
-	srv := fedServer(t, w, mcpserver.Options{}, withToken(agent.Write, nil))
-	ct, stt := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), stt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	})
-	cs, err := client.Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs, changed := listChangedClient(t, fedServer(t, w, mcpserver.Options{}, withToken(agent.Write, nil)))
 	if err := w.d1.Add(federation.Tool{Name: "calibrate", Annotations: &federation.Annotations{ReadOnlyHint: federation.Bool(false)}}, func(context.Context, json.RawMessage, federation.Caller) (*federation.Result, error) {
 		return federation.TextResult("ok"), nil
 	}); err != nil {
@@ -388,4 +358,26 @@ func publishOnce(ctx context.Context, o federation.ConnOptions, topic string, pa
 	defer c.Disconnect(&paho.Disconnect{})
 	_, err = c.Publish(ctx, &paho.Publish{Topic: topic, Payload: payload, QoS: 1, Retain: true})
 	return err
+}
+
+// listChangedClient connects a client that reports each
+// notifications/tools/list_changed on the returned channel.
+func listChangedClient(t *testing.T, srv *mcpserver.Server) (*mcp.ClientSession, chan struct{}) {
+	t.Helper()
+	changed := make(chan struct{}, 10)
+	ct, stt := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(context.Background(), stt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, changed
 }
