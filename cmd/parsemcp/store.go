@@ -53,6 +53,7 @@ type storeFlags struct {
 	heartbeat       time.Duration
 	liveDebounce    time.Duration
 	dbMaxConns      int
+	fed             fedFlags
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
@@ -82,6 +83,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
 	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 8); keep it above --max-inflight so one agent's slow queries cannot take every connection")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
+	f.fed.register(fl)
 }
 
 // loadPolicy reads --policy ("demo" is the built-in demo policy) and checks
@@ -380,6 +382,14 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	} else if factory, err = f.agentFactory(ctx, log, st); err != nil {
 		return nil, nil, err
 	}
+	if f.fed.tokens != "" {
+		ts, err := openTokens(ctx, f.fed.tokens, st)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--tokens: %w", err)
+		}
+		factory = f.tokenFactory(ts, factory, st, log)
+		log.Info("personal access tokens required over HTTP", "tokens", f.fed.tokens)
+	}
 	f.tools.Gates = agent.GatesFromEnv()
 	if g := f.tools.Gates; g != (agent.Gates{}) {
 		log.Warn("write gates open", agent.EnvAllowWriteTools, g.WriteTools, agent.EnvAllowSchemaOps, g.SchemaOps, agent.EnvAllowRawCRUD, g.RawCRUD, agent.EnvAllowRawSchema, g.RawSchema)
@@ -387,7 +397,9 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	timeouts := map[string]time.Duration{}
 	for name, v := range f.timeouts {
 		d, err := time.ParseDuration(v)
-		if _, known := tools.NewRegistry().Get(name); err != nil || d <= 0 || !known {
+		_, known := tools.NewRegistry().Get(name)
+		known = known || (f.fed.mode != "" && strings.Contains(name, "-")) // a remote tool
+		if err != nil || d <= 0 || !known {
 			return nil, nil, fmt.Errorf("--timeout %s=%s: want a known tool and a positive duration such as 30s", name, v)
 		}
 		timeouts[name] = d
@@ -441,6 +453,9 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		}
 		opts.Audit = audit.NewJSONSink(file)
 		f.closers = append(f.closers, func() { file.Close() })
+	}
+	if err := f.fed.start(ctx, log, &opts, &f.closers); err != nil {
+		return nil, nil, err
 	}
 	if srv, err = mcpserver.New(opts); err != nil {
 		return nil, nil, err
