@@ -337,9 +337,11 @@ func TestApprovalParkingClient(t *testing.T) {
 		}
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	})
+	calls, stopCalls := context.WithCancel(context.Background())
+	defer stopCalls() // alice gives up her calls at the end (before her client closes)
 	for i := range 4 {
 		go func() {
-			_, _ = alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "delete_object", Arguments: map[string]any{"class_name": "Small", "object_id": fmt.Sprintf("s%07d", i)}})
+			_, _ = alice.CallTool(calls, &mcp.CallToolParams{Name: "delete_object", Arguments: map[string]any{"class_name": "Small", "object_id": fmt.Sprintf("s%07d", i)}})
 		}()
 	}
 	for range 4 {
