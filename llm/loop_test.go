@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -131,26 +130,6 @@ func direct(t testing.TB, cs *mcp.ClientSession, name string, args map[string]an
 	return out
 }
 
-var countRe = regexp.MustCompile(`"count":\s*(\d+)`)
-
-// counter is a scripted model that answers "how many X?" by calling
-// count_objects on X and reading the count from the tool result.
-func counter(class string) llmtest.Model {
-	return func(req *llmtest.Request) llmtest.Reply {
-		if res := req.LastResults(); len(res) > 0 {
-			if res[0].IsError {
-				return llmtest.Reply{Text: "I cannot see that: " + res[0].Content}
-			}
-			m := countRe.FindStringSubmatch(res[0].Content)
-			if m == nil {
-				return llmtest.Reply{Text: "no count in " + res[0].Content}
-			}
-			return llmtest.Reply{Text: fmt.Sprintf("There are %s %s objects.", m[1], class)}
-		}
-		return llmtest.Reply{Text: "Let me count them.", Calls: []llmtest.Call{{ID: "call_count_1", Name: "count_objects", Args: `{"class_name":"` + class + `"}`}}}
-	}
-}
-
 // The loop offers the server's tools, runs the model's tool call through
 // the MCP session and returns the model's answer, which rests on the real
 // count; for both providers, streamed and not, in-process and over HTTP.
@@ -167,7 +146,7 @@ func TestToolRoundTrip(t *testing.T) {
 						cs = inProcess(t, srv)
 					}
 					want := direct(t, cs, "count_objects", map[string]any{"class_name": "Ticket"})["count"]
-					s, cfg := f.start(t, counter("Ticket"))
+					s, cfg := f.start(t, llmtest.Counter("Ticket"))
 					var text strings.Builder
 					var events []llm.EventKind
 					c, err := llm.New(llm.Options{Provider: provider(t, cfg), Tools: llm.MCPTools{Session: cs}, Stream: stream,
@@ -262,8 +241,8 @@ func TestAgentPolicyApplies(t *testing.T) {
 		}
 		return res
 	}
-	analyst := ask(inProcess(t, srv), counter("Organization"), "How many organizations?")
-	admin := ask(overHTTP(t, srv, "demo-admin"), counter("Organization"), "How many organizations?")
+	analyst := ask(inProcess(t, srv), llmtest.Counter("Organization"), "How many organizations?")
+	admin := ask(overHTTP(t, srv, "demo-admin"), llmtest.Counter("Organization"), "How many organizations?")
 	if analyst.Answer != "There are 1 Organization objects." {
 		t.Errorf("analyst: %q", analyst.Answer)
 	}
@@ -420,7 +399,7 @@ func TestCompactionAfterToolCalls(t *testing.T) {
 	srv := demoServer(t)
 	for _, f := range fakes {
 		t.Run(f.name, func(t *testing.T) {
-			count := counter("Ticket")
+			count := llmtest.Counter("Ticket")
 			model := func(req *llmtest.Request) llmtest.Reply {
 				if strings.HasPrefix(req.LastUserText(), compactMarker) {
 					return llmtest.Reply{Text: "SUMMARY: tickets were counted."}
@@ -444,7 +423,7 @@ func TestCompactionAfterToolCalls(t *testing.T) {
 func TestErrorKeepsHistoryValid(t *testing.T) {
 	srv := demoServer(t)
 	first := true
-	count := counter("Ticket")
+	count := llmtest.Counter("Ticket")
 	model := func(req *llmtest.Request) llmtest.Reply {
 		if len(req.LastResults()) > 0 && first {
 			first = false

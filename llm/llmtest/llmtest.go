@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -246,5 +247,24 @@ func (s *sse) event(name, data string) {
 	fmt.Fprintf(s.w, "data: %s\n\n", data)
 	if s.f != nil {
 		s.f.Flush()
+	}
+}
+
+var countRe = regexp.MustCompile(`"count":\s*(\d+)`)
+
+// Counter is a model that answers a question by counting class: its first
+// turn says "Let me count them." and calls count_objects on class; once it
+// has the result it answers "There are N <class> objects.", or, when the
+// tool failed, "I cannot see that: <the tool's text>".
+func Counter(class string) Model {
+	return func(req *Request) Reply {
+		if res := req.LastResults(); len(res) > 0 {
+			m := countRe.FindStringSubmatch(res[0].Content)
+			if res[0].IsError || m == nil {
+				return Reply{Text: "I cannot see that: " + res[0].Content}
+			}
+			return Reply{Text: fmt.Sprintf("There are %s %s objects.", m[1], class)}
+		}
+		return Reply{Text: "Let me count them.", Calls: []Call{{ID: "call_count_1", Name: "count_objects", Args: `{"class_name":"` + class + `"}`}}}
 	}
 }
