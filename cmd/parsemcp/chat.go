@@ -192,7 +192,7 @@ func (ch *chat) ask(parent context.Context, q string) {
 	res, err := ch.c.Ask(ctx, q)
 	switch {
 	case err != nil && ctx.Err() != nil && parent.Err() == nil:
-		ch.out.line("(stopped)")
+		ch.out.line("\n(stopped)")
 		return
 	case err != nil:
 		ch.out.line("error: " + err.Error())
@@ -298,8 +298,12 @@ func historyLine(m llm.Message) string {
 		}
 		text = strings.TrimSpace(text + " [calls " + strings.Join(names, ", ") + "]")
 	}
+	role := string(m.Role)
 	if len(m.Results) > 0 {
 		text = strings.TrimSpace(fmt.Sprintf("[%d tool results] %s", len(m.Results), text))
+		if m.Text == "" {
+			role = "tools"
+		}
 	}
-	return fmt.Sprintf("%-9s %s", string(m.Role)+":", preview(text, 120))
+	return fmt.Sprintf("%-10s %s", role+":", preview(text, 120))
 }

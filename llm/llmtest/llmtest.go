@@ -82,6 +82,8 @@ type Reply struct {
 	// StreamError, on a streamed request, sends the turn's first text
 	// and then the provider's mid-stream error event.
 	StreamError bool
+	// Hang holds the response until the client gives up on it.
+	Hang bool
 	// Raw, when set, is sent as the body verbatim (a recorded response),
 	// with content type RawType.
 	Raw     []byte

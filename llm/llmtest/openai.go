@@ -188,6 +188,10 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 	req.Header = r.Header.Clone()
 	n := s.record(req)
 	reply := s.model(req)
+	if reply.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if reply.Raw != nil {
 		w.Header().Set("Content-Type", reply.RawType)
 		w.Write(reply.Raw)
