@@ -14,18 +14,18 @@ import (
 	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
-// The baseline ("direct") runs the exact SQL a store runs — store.FindSQL,
-// store.CountSQL and query.CompilePipeline rendered with the store's own
+// The baseline ("direct") runs the exact SQL a store runs — its FindSQL,
+// its CountSQL and query.CompilePipeline rendered with the store's own
 // dialect — on the store's own *sql.DB or pgx pool, and decodes the rows
-// with the store's own codecs (store.DecodeRow, Pipeline.DecodeRow). The
-// dialect and the codecs come from the stores' SQLShape.
+// with the store's own codecs (FindSQL's decoder, Pipeline.DecodeRow). The
+// pipeline dialect and codec come from the stores' SQLShape.
 
 // SQLRunner runs a store's SQL without the store's Go API around it.
 type SQLRunner interface {
-	// Find runs store.FindSQL for q on sch (the raw, stored schema, as the
+	// Find runs the store's FindSQL for q on sch (the raw, stored schema, as the
 	// store uses) and decodes the rows as the store does.
 	Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error)
-	// Count runs store.CountSQL for q.
+	// Count runs the store's CountSQL for q.
 	Count(ctx context.Context, q *query.Query) (int64, error)
 	// Aggregate runs query.CompilePipeline for p and decodes the rows with
 	// Pipeline.DecodeRow, as the store's Aggregate does.
@@ -36,26 +36,32 @@ type SQLRunner interface {
 func NewSQLRunner(st store.Store) (SQLRunner, error) {
 	switch s := st.(type) {
 	case *sqlite.Store:
-		d, codec, pcodec := s.SQLShape()
-		return &sqliteDirect{db: s.DB(), d: d, pd: d, codec: codec, pcodec: pcodec}, nil
+		pd, pcodec := s.SQLShape()
+		return &sqliteDirect{db: s.DB(), st: s, pd: pd, pcodec: pcodec}, nil
 	case *postgres.Store:
-		d, codec, pcodec := s.SQLShape()
-		return &pgDirect{pool: s.Pool(), d: d, pd: d, codec: codec, pcodec: pcodec}, nil
+		pd, pcodec := s.SQLShape()
+		return &pgDirect{pool: s.Pool(), st: s, pd: pd, pcodec: pcodec}, nil
 	}
 	return nil, fmt.Errorf("bench: no direct SQL runner for %T", st)
 }
 
+// statements is what a SQL store renders for the baseline: the statements
+// its Find and Count run, and the decoder of a find's rows.
+type statements interface {
+	FindSQL(sch parse.Schema, q *query.Query) (sqlText string, args []any, decode func(vals []any) (parse.Object, error))
+	CountSQL(q *query.Query) (sqlText string, args []any)
+}
+
 type sqliteDirect struct {
 	db     *sql.DB
-	d      query.Dialect
+	st     statements
 	pd     query.PipelineDialect
-	codec  store.ColumnCodec
 	pcodec query.ValueCodec
 }
 
 // Find mirrors sqlite.Store.Find after its schema lookup.
 func (r *sqliteDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error) {
-	text, args, fields := store.FindSQL(r.d, sch, q, int64(-1))
+	text, args, decode := r.st.FindSQL(sch, q)
 	rows, err := r.db.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -75,7 +81,7 @@ func (r *sqliteDirect) Find(ctx context.Context, sch parse.Schema, q *query.Quer
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		obj, err := store.DecodeRow(r.codec, sch, fields, vals)
+		obj, err := decode(vals)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +91,7 @@ func (r *sqliteDirect) Find(ctx context.Context, sch parse.Schema, q *query.Quer
 }
 
 func (r *sqliteDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
-	text, args := store.CountSQL(r.d, q)
+	text, args := r.st.CountSQL(q)
 	var n int64
 	err := r.db.QueryRowContext(ctx, text, args...).Scan(&n)
 	return n, err
@@ -124,15 +130,14 @@ func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL
 
 type pgDirect struct {
 	pool   *pgxpool.Pool
-	d      query.Dialect
+	st     statements
 	pd     query.PipelineDialect
-	codec  store.ColumnCodec
 	pcodec query.ValueCodec
 }
 
 // Find mirrors postgres.Store.Find after its schema lookup.
 func (r *pgDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error) {
-	text, args, fields := store.FindSQL(r.d, sch, q, nil)
+	text, args, decode := r.st.FindSQL(sch, q)
 	rows, err := r.pool.Query(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -144,7 +149,7 @@ func (r *pgDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) (
 		if err != nil {
 			return nil, err
 		}
-		obj, err := store.DecodeRow(r.codec, sch, fields, vals)
+		obj, err := decode(vals)
 		if err != nil {
 			return nil, err
 		}
@@ -154,7 +159,7 @@ func (r *pgDirect) Find(ctx context.Context, sch parse.Schema, q *query.Query) (
 }
 
 func (r *pgDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
-	text, args := store.CountSQL(r.d, q)
+	text, args := r.st.CountSQL(q)
 	var n int64
 	err := r.pool.QueryRow(ctx, text, args...).Scan(&n)
 	return n, err

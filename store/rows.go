@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -102,23 +101,4 @@ func WriteBack(rows []Row, objs []parse.Object) {
 		objs[i][parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)
 		objs[i][parse.FieldUpdatedAt] = parse.FormatDate(r.UpdatedAt)
 	}
-}
-
-// ReadFields lists the fields a find reads for keys (nil: all): the system
-// fields always, then the requested ones, in schema order. Relation fields
-// are included (they have no column; backends return the Relation marker).
-func ReadFields(sch parse.Schema, keys []string) []string {
-	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
-	all := keys == nil
-	for _, k := range keys {
-		head, _, _ := strings.Cut(k, ".")
-		want[head] = true
-	}
-	var out []string
-	for _, name := range sch.FieldNames() {
-		if all || want[name] {
-			out = append(out, name)
-		}
-	}
-	return out
 }

@@ -14,7 +14,7 @@ import (
 // through the same Store invalidate the cache at once.
 const SchemaTTL = time.Second
 
-// SchemaCache caches a backend's `_SCHEMA` table.
+// SchemaCache caches a backend's schemas (a SQL backend's `_SCHEMA` table).
 type SchemaCache struct {
 	Load func(ctx context.Context) (map[string]parse.Schema, error)
 
@@ -80,28 +80,4 @@ func (c *SchemaCache) Shared(ctx context.Context, class string) (parse.Schema, e
 		return parse.Schema{}, ClassNotFound(class)
 	}
 	return s, nil
-}
-
-// Rows is what both database/sql and pgx rows offer.
-type Rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}
-
-// ReadSchemaRows decodes `SELECT "className", "schema"` rows of `_SCHEMA`.
-func ReadSchemaRows(rows Rows) (map[string]parse.Schema, error) {
-	out := map[string]parse.Schema{}
-	for rows.Next() {
-		var name, raw string
-		if err := rows.Scan(&name, &raw); err != nil {
-			return nil, err
-		}
-		sch, err := parse.UnmarshalStoredSchema(name, []byte(raw))
-		if err != nil {
-			return nil, err
-		}
-		out[name] = sch
-	}
-	return out, rows.Err()
 }

@@ -1,7 +1,8 @@
 // Package store defines the storage seam: a Store holds Parse classes in
-// Parse Server's table layout. Backends live in subpackages (sqlite, and
-// later postgres and parserest); store/storetest is the conformance suite
-// every backend passes.
+// Parse Server's table layout. Backends live in subpackages (sqlite,
+// postgres, and later parserest); store/storetest is the conformance suite
+// every backend passes. This package holds what every backend needs; the
+// SQL the two SQL backends share is in store/internal/sqlkit.
 //
 // A Store is raw and ungoverned: it enforces no ACL of its own beyond the
 // Query.ReadACL it is handed. Tools never hold one; they get an agent.Scope.
@@ -88,6 +89,3 @@ type Write struct {
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }
-
-// JoinTable names the table of a Relation field, as Parse Server does.
-func JoinTable(field, class string) string { return "_Join:" + field + ":" + class }

@@ -3,13 +3,13 @@ package store
 import (
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
 
-// What Update, Delete and DeleteClass share between the SQL backends: the
-// validation of a change set, the columns it assigns and the errors.
+// What every backend's Update, Delete and DeleteClass share: the validation
+// of a change set and the errors. How a SQL backend writes the change is
+// store/internal/sqlkit's.
 
 // UpdateSet is an update checked against its class's schema and ready for
 // a backend to encode.
@@ -109,58 +109,6 @@ func compactOp(op any) string {
 	return fmt.Sprintf("%T", op)
 }
 
-// ColumnEncoder is how a backend writes its columns.
-type ColumnEncoder struct {
-	// Value encodes a field's normalized, non-null value.
-	Value func(f parse.Field, n parse.Normalized) (any, error)
-	// Perms encodes a `_rperm`/`_wperm` array; nil entries mean NULL.
-	Perms func(entries []string) any
-	// Date encodes createdAt/updatedAt.
-	Date func(t time.Time) any
-}
-
-// Assignment is one column an UPDATE sets.
-type Assignment struct {
-	Column string
-	Value  any // nil: NULL
-}
-
-// Assignments lists the columns c sets, with e's encoding: updatedAt, then
-// `_rperm` and `_wperm` when the ACL changes, then the fields.
-func (c UpdateSet) Assignments(e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
-	out := make([]Assignment, 0, len(c.Fields)+3)
-	out = append(out, Assignment{parse.FieldUpdatedAt, e.Date(updatedAt)})
-	if c.SetACL {
-		rp, wp := c.ACL.Perms()
-		out = append(out, Assignment{"_rperm", e.Perms(rp)}, Assignment{"_wperm", e.Perms(wp)})
-	}
-	for i, name := range c.Fields {
-		if c.Values[i].Null {
-			out = append(out, Assignment{name, nil})
-			continue
-		}
-		v, err := e.Value(c.Types[i], c.Values[i])
-		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", name, err)
-		}
-		out = append(out, Assignment{name, v})
-	}
-	return out, nil
-}
-
-// NextUpdatedAt is the updatedAt an update of before writes: now, at
-// Parse's millisecond precision, or just after before's updatedAt when the
-// clock has not moved past it, so updatedAt always advances.
-func NextUpdatedAt(before parse.Object, now time.Time) time.Time {
-	now = now.UTC().Truncate(time.Millisecond)
-	if s, ok := before[parse.FieldUpdatedAt].(string); ok {
-		if prev, err := parse.ParseDate(s); err == nil && !now.After(prev) {
-			return prev.Add(time.Millisecond)
-		}
-	}
-	return now
-}
-
 // CheckWrite refuses a Write that names no object.
 func CheckWrite(w Write) error {
 	if w.ID == "" {
@@ -190,16 +138,4 @@ func ClassNotEmpty(class string, n int64) error {
 		noun = "object"
 	}
 	return fmt.Errorf("%w: %s holds %d %s; delete them first", ErrClassNotEmpty, class, n, noun)
-}
-
-// JoinTables lists the relation join tables of sch, sorted.
-func JoinTables(sch parse.Schema) []string {
-	var out []string
-	for _, name := range sch.FieldNames() {
-		if f := sch.Fields[name]; f.Type == parse.TypeRelation {
-			out = append(out, JoinTable(name, sch.ClassName))
-		}
-	}
-	sort.Strings(out)
-	return out
 }

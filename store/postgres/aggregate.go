@@ -7,7 +7,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
-	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // The aggregation pipeline on PostgreSQL: JSON-form values are jsonb,
@@ -29,11 +29,7 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		return nil, err
 	}
 	sqlText, args := query.CompilePipeline(s.d, p, readACL)
-	rows, err := s.pool.Query(ctx, sqlText, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	out, err := collect(ctx, rows, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
 	if out == nil && err == nil {
 		out = []map[string]any{}
 	}
@@ -200,8 +196,21 @@ func (dialect) Unwind(arr string, preserve bool) (join, elem, index, order strin
 
 func (dialect) NoLimit() any { return nil }
 
-// SQLShape exposes the store's dialect and codecs, so benchmarks can run
-// the store's exact SQL directly and decode it the same way.
-func (s *Store) SQLShape() (query.PipelineDialect, store.ColumnCodec, query.ValueCodec) {
-	return s.d, codec, pipelineCodec
+// SQLShape exposes the store's dialect and pipeline codec, so benchmarks
+// can run the store's exact aggregation SQL directly and decode it the same
+// way.
+func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
+	return s.d, pipelineCodec
+}
+
+// FindSQL renders the statement Find runs for q on sch (the stored schema)
+// and returns the decoder of its rows (one row's column values, in order),
+// so benchmarks can run it directly as a baseline.
+func (s *Store) FindSQL(sch parse.Schema, q *query.Query) (sqlText string, args []any, decode func(vals []any) (parse.Object, error)) {
+	return s.kit.FindStatement(sch, q)
+}
+
+// CountSQL renders the statement Count runs for q.
+func (s *Store) CountSQL(q *query.Query) (sqlText string, args []any) {
+	return sqlkit.CountSQL(s.kit.D, q)
 }

@@ -16,7 +16,7 @@ func (s *Store) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 	if err != nil {
 		return store.Plan{}, err
 	}
-	sqlText, args, _ := store.FindSQL(s.d, sch, q, nil)
+	sqlText, args, _ := s.kit.FindSQL(sch, q)
 	var raw string
 	if err := s.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sqlText, args...).Scan(&raw); err != nil {
 		return store.Plan{}, wrapErr(ctx, err)

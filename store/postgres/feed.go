@@ -20,6 +20,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // The change feed of the PostgreSQL store (docs/CHANGEFEED.md).
@@ -233,14 +234,6 @@ func (f *feed) commit(ctx context.Context, tx pgx.Tx, changes []store.Change) er
 		f.hub.Publish(changes...)
 	}
 	return nil
-}
-
-// readBack reads, in tx, the rows of ids as Find returns them, in the order
-// of ids.
-func (s *Store) readBack(ctx context.Context, tx pgx.Tx, sch parse.Schema, ids []string) ([]parse.Object, error) {
-	return store.ReadBack(s.d, sch, ids, 1000, func(sqlText string, args []any, fields []string) ([]parse.Object, error) {
-		return queryRows(ctx, tx, sch, fields, sqlText, args)
-	})
 }
 
 // ---------------------------------------------------------------- install
@@ -973,7 +966,7 @@ func decodeColumns(sch parse.Schema, cols map[string]any) (parse.Object, error) 
 	if cols == nil {
 		return nil, nil
 	}
-	return store.DecodeColumns(codec, sch, cols, jsonColumn)
+	return sqlkit.DecodeColumns(codec, sch, cols, jsonColumn)
 }
 
 // jsonColumn turns a column as to_jsonb renders it into the value pgx reads

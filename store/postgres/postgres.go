@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -25,6 +24,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // Store is the PostgreSQL store.
@@ -32,6 +32,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	d       dialect
 	schemas store.SchemaCache
+	kit     sqlkit.Kit[*writeTx]
 	opts    options
 	feed    feed
 	closed  atomic.Bool
@@ -56,6 +57,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
+	s.kit = sqlkit.Kit[*writeTx]{
+		D: s.d, Codec: codec, Encoder: encoder, Schemas: &s.schemas,
+		DB: conn{pool}, Begin: s.beginWrite, Insert: s.insert, WrapErr: wrapErr,
+		Lock: " FOR UPDATE", LockTable: " IN ACCESS EXCLUSIVE MODE", ClassDropped: s.classDropped,
+		ReadBackChunk: 1000,
+	}
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -92,7 +99,7 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // Schemas returns every class's schema, sorted by name.
@@ -149,9 +156,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			continue
 		}
 		if f.Type == parse.TypeRelation {
-			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			jt := d.Ident(sqlkit.JoinTable(name, sch.ClassName))
 			stmts = append(stmts, `CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" varChar(120), "owningId" varChar(120), PRIMARY KEY ("relatedId", "owningId"))`,
-				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(sqlkit.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
 			continue
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
@@ -209,56 +216,16 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 }
 
 // codec reads PostgreSQL's columns back.
-var codec = store.ColumnCodec{Perms: textArray, Value: decodeValue}
+var codec = sqlkit.ColumnCodec{Perms: textArray, Value: decodeValue}
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	sch, err := s.schemas.Shared(ctx, q.Class)
-	if err != nil {
-		return nil, err
-	}
-	sqlText, args, fields := store.FindSQL(s.d, sch, q, nil) // LIMIT NULL: no limit
-	rows, err := s.pool.Query(ctx, sqlText, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
-	})
-}
-
-// collect decodes every row; rows is closed.
-func collect[T any](ctx context.Context, rows pgx.Rows, decode func([]any) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		v, err := decode(vals)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return out, nil
+	return s.kit.Find(ctx, q)
 }
 
 // Count counts the rows q's constraints select.
 func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
-	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
-		return 0, err
-	}
-	sqlText, args := store.CountSQL(s.d, q)
-	var n int64
-	if err := s.pool.QueryRow(ctx, sqlText, args...).Scan(&n); err != nil {
-		return 0, wrapErr(ctx, err)
-	}
-	return n, nil
+	return s.kit.Count(ctx, q)
 }
 
 func wrapErr(ctx context.Context, err error) error {
@@ -380,111 +347,19 @@ func encodeValue(f parse.Field, n parse.Normalized) any {
 	return n.String
 }
 
-// Create inserts objs in one transaction (COPY for each group of objects
-// with the same fields).
-func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
-	sch, err := s.schemas.Shared(ctx, class)
-	if err != nil {
-		return err
-	}
-	rows, err := store.PrepareCreate(sch, objs, time.Now().UTC().Truncate(time.Millisecond))
-	if err != nil {
-		return err
-	}
-	type group struct {
-		cols []string
-		vals [][]any
-	}
-	groups := map[string]*group{}
-	var order []string
-	for _, r := range rows {
-		sig := strings.Join(r.Fields, "\x00")
-		g, ok := groups[sig]
-		if !ok {
-			g = &group{cols: append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...)}
-			groups[sig] = g
-			order = append(order, sig)
-		}
-		rp, wp := r.ACL.Perms()
-		vals := []any{r.ObjectID, r.CreatedAt, r.UpdatedAt, rp, wp}
-		for i, n := range r.Values {
-			vals = append(vals, encodeValue(r.Types[i], n))
-		}
-		g.vals = append(g.vals, vals)
-	}
-	watched := s.feed.inProcessWanted()
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	for _, sig := range order {
-		g := groups[sig]
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{class}, g.cols, pgx.CopyFromRows(g.vals)); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-				return fmt.Errorf("%w: duplicate objectId in %s", store.ErrInvalid, class)
-			}
-			return wrapErr(ctx, err)
-		}
-	}
-	var changes []store.Change
-	if watched && len(rows) > 0 {
-		ids := make([]string, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ObjectID
-		}
-		after, err := s.readBack(ctx, tx, sch, ids)
-		if err != nil {
-			return err
-		}
-		changes = make([]store.Change, len(after))
-		for i, a := range after {
-			changes[i] = store.Change{Op: store.ChangeCreate, Class: class, ObjectID: ids[i], After: a}
-		}
-	}
-	if err := s.feed.commit(ctx, tx, changes); err != nil {
-		return err
-	}
-	store.WriteBack(rows, objs) // only a committed batch changes the objects passed in
-	return nil
-}
-
-func (s *Store) relationField(ctx context.Context, class, field string) error {
-	sch, err := s.schemas.Shared(ctx, class)
-	if err != nil {
-		return err
-	}
-	if f, ok := sch.Fields[field]; !ok || f.Type != parse.TypeRelation {
-		return fmt.Errorf("%w: %s.%s is not a Relation field", store.ErrInvalid, class, field)
-	}
-	return nil
-}
-
 // AddRelation links owningID's Relation field to relatedIDs.
 func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, relatedIDs []string) error {
-	if err := s.relationField(ctx, class, field); err != nil {
+	if err := s.kit.RelationField(ctx, class, field); err != nil {
 		return err
 	}
 	if len(relatedIDs) == 0 {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, relatedIDs, owningID)
+	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.d.Ident(sqlkit.JoinTable(field, class))+` ("relatedId", "owningId") SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING`, relatedIDs, owningID)
 	return wrapErr(ctx, err)
 }
 
 // RelatedIDs returns the ids owningID's Relation field links to.
 func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
-	if err := s.relationField(ctx, class, field); err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = $1 ORDER BY "relatedId"`, owningID)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return ids, nil
+	return s.kit.RelatedIDs(ctx, class, field, owningID)
 }

@@ -17,7 +17,7 @@ func (s *Store) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 	if err != nil {
 		return store.Plan{}, err
 	}
-	sqlText, args, _ := store.FindSQL(s.d, sch, q, int64(-1))
+	sqlText, args, _ := s.kit.FindSQL(sch, q)
 	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlText, args...)
 	if err != nil {
 		return store.Plan{}, wrapErr(ctx, err)

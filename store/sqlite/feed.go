@@ -16,6 +16,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // The change feed of the SQLite store (docs/CHANGEFEED.md).
@@ -164,39 +165,41 @@ func (f *feed) expect(class string, rows []parse.Object) {
 	}
 }
 
-// commit commits tx; when it succeeds it counts the class's created and
-// deleted objects and publishes changes, all in commit order.
-func (f *feed) commit(ctx context.Context, tx *sql.Tx, class string, created, deleted int, changes []store.Change) error {
+// commit commits tx, after remembering the rows of w's changes for the
+// poller (expect); when it succeeds it counts the class's created and
+// deleted objects and publishes the changes, all in commit order.
+func (f *feed) commit(ctx context.Context, tx *sql.Tx, w sqlkit.Written) error {
+	var after []parse.Object
+	for _, c := range w.Changes {
+		if c.After != nil {
+			after = append(after, c.After)
+		}
+	}
+	if len(after) > 0 {
+		f.expect(w.Class, after)
+	}
 	f.commitMu.Lock()
 	defer f.commitMu.Unlock()
 	if err := tx.Commit(); err != nil {
 		return wrapErr(ctx, err)
 	}
-	if created != 0 || deleted != 0 {
+	if w.Created != 0 || w.Deleted != 0 {
 		f.mu.Lock()
 		if f.ownCreates == nil {
 			f.ownCreates, f.ownDeletes = map[string]int64{}, map[string]int64{}
 		}
-		f.ownCreates[class] += int64(created)
-		f.ownDeletes[class] += int64(deleted)
+		f.ownCreates[w.Class] += int64(w.Created)
+		f.ownDeletes[w.Class] += int64(w.Deleted)
 		f.mu.Unlock()
 	}
-	if len(changes) > 0 {
+	if len(w.Changes) > 0 {
 		now := time.Now().UTC()
-		for i := range changes {
-			changes[i].Time = now
+		for i := range w.Changes {
+			w.Changes[i].Time = now
 		}
-		f.hub.Publish(changes...)
+		f.hub.Publish(w.Changes...)
 	}
 	return nil
-}
-
-// readBack reads, in tx, the rows of ids as Find returns them, in the order
-// of ids.
-func (s *Store) readBack(ctx context.Context, tx *sql.Tx, sch parse.Schema, ids []string) ([]parse.Object, error) {
-	return store.ReadBack(s.d, sch, ids, 500, func(sqlText string, args []any, fields []string) ([]parse.Object, error) {
-		return queryRows(ctx, tx, sch, fields, sqlText, args)
-	})
 }
 
 // classState is what the poller knows of one class.
@@ -426,8 +429,8 @@ func (p *poller) scanClass(ctx context.Context, tx *sql.Tx, sch parse.Schema, st
 		}
 		q.Where = w
 	}
-	sqlText, args, fields := store.FindSQL(p.s.d, sch, q, int64(-1))
-	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
+	sqlText, args, fields := p.s.kit.FindSQL(sch, q)
+	rows, err := p.s.kit.Rows(ctx, conn{tx}, sch, fields, sqlText, args)
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -505,7 +508,7 @@ func readSchemas(ctx context.Context, tx *sql.Tx) (map[string]parse.Schema, erro
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // tableExists reports whether class has a table in tx's snapshot.

@@ -18,11 +18,11 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -32,6 +32,7 @@ type Store struct {
 	db      *sql.DB
 	d       dialect
 	schemas store.SchemaCache
+	kit     sqlkit.Kit[*writeTx]
 	path    string
 	opts    options
 	feed    feed
@@ -68,6 +69,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s.feed.hub.Logger = s.opts.logger
 	s.schemas.Load = s.loadSchemas
+	s.kit = sqlkit.Kit[*writeTx]{
+		D: s.d, Codec: codec, Encoder: encoder, Schemas: &s.schemas,
+		DB: conn{db}, Begin: s.beginWrite, Insert: s.insert, WrapErr: wrapErr,
+		ReadBackChunk: 500,
+	}
 	if err := s.init(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -111,7 +117,7 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 		return nil, fmt.Errorf("read _SCHEMA: %w", err)
 	}
 	defer rows.Close()
-	return store.ReadSchemaRows(rows)
+	return sqlkit.ReadSchemaRows(rows)
 }
 
 // Schemas returns every class's schema, sorted by name.
@@ -173,10 +179,10 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 			continue
 		}
 		if f.Type == parse.TypeRelation {
-			jt := d.Ident(store.JoinTable(name, sch.ClassName))
+			jt := d.Ident(sqlkit.JoinTable(name, sch.ClassName))
 			stmts = append(stmts,
 				`CREATE TABLE IF NOT EXISTS `+jt+` ("relatedId" TEXT NOT NULL, "owningId" TEXT NOT NULL, PRIMARY KEY ("relatedId", "owningId"))`,
-				`CREATE INDEX IF NOT EXISTS `+d.Ident(store.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
+				`CREATE INDEX IF NOT EXISTS `+d.Ident(sqlkit.JoinTable(name, sch.ClassName)+"_owning")+` ON `+jt+` ("owningId")`)
 			continue
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
@@ -234,65 +240,16 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 }
 
 // codec reads SQLite's columns back.
-var codec = store.ColumnCodec{Perms: permArray, Value: decodeValue}
+var codec = sqlkit.ColumnCodec{Perms: permArray, Value: decodeValue}
 
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	sch, err := s.schemas.Shared(ctx, q.Class)
-	if err != nil {
-		return nil, err
-	}
-	sqlText, args, fields := store.FindSQL(s.d, sch, q, int64(-1))
-	rows, err := s.db.QueryContext(ctx, sqlText, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
-	})
-}
-
-// collect scans every row into a reused value slice and decodes each one;
-// rows is closed.
-func collect[T any](ctx context.Context, rows *sql.Rows, decode func([]any) (T, error)) ([]T, error) {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	var out []T
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, wrapErr(ctx, err)
-		}
-		v, err := decode(vals)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	return out, nil
+	return s.kit.Find(ctx, q)
 }
 
 // Count counts the rows q's constraints select.
 func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
-	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
-		return 0, err
-	}
-	sqlText, args := store.CountSQL(s.d, q)
-	var n int64
-	if err := s.db.QueryRowContext(ctx, sqlText, args...).Scan(&n); err != nil {
-		return 0, wrapErr(ctx, err)
-	}
-	return n, nil
+	return s.kit.Count(ctx, q)
 }
 
 // wrapErr reports a cancelled or timed-out context as such rather than as
@@ -402,90 +359,6 @@ func encodeValue(f parse.Field, n parse.Normalized) (any, error) {
 	return n.String, nil
 }
 
-// Create inserts objs in one transaction.
-func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
-	sch, err := s.schemas.Shared(ctx, class)
-	if err != nil {
-		return err
-	}
-	prepared, err := store.PrepareCreate(sch, objs, time.Now().UTC())
-	if err != nil {
-		return err
-	}
-	type insert struct {
-		cols []string
-		args []any
-	}
-	rows := make([]insert, 0, len(prepared))
-	for _, r := range prepared {
-		rp, wp := r.ACL.Perms()
-		p := insert{
-			cols: append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...),
-			args: []any{r.ObjectID, parse.FormatDate(r.CreatedAt), parse.FormatDate(r.UpdatedAt), jsonOrNil(rp), jsonOrNil(wp)},
-		}
-		for i, n := range r.Values {
-			v, err := encodeValue(r.Types[i], n)
-			if err != nil {
-				return err
-			}
-			p.args = append(p.args, v)
-		}
-		rows = append(rows, p)
-	}
-	watched := s.feed.on.Load()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	stmts := map[string]*sql.Stmt{}
-	for _, p := range rows {
-		sig := strings.Join(p.cols, "\x00")
-		st, ok := stmts[sig]
-		if !ok {
-			quoted := make([]string, len(p.cols))
-			phs := make([]string, len(p.cols))
-			for i, c := range p.cols {
-				quoted[i] = s.d.Ident(c)
-				phs[i] = "?"
-			}
-			st, err = tx.PrepareContext(ctx, "INSERT INTO "+s.d.Ident(class)+" ("+strings.Join(quoted, ", ")+") VALUES ("+strings.Join(phs, ", ")+")")
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			stmts[sig] = st
-		}
-		if _, err := st.ExecContext(ctx, p.args...); err != nil {
-			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
-				return fmt.Errorf("%w: duplicate objectId %v in %s", store.ErrInvalid, p.args[0], class)
-			}
-			return wrapErr(ctx, err)
-		}
-	}
-	var changes []store.Change
-	if watched && len(prepared) > 0 {
-		ids := make([]string, len(prepared))
-		for i, r := range prepared {
-			ids[i] = r.ObjectID
-		}
-		after, err := s.readBack(ctx, tx, sch, ids)
-		if err != nil {
-			return err
-		}
-		s.feed.expect(class, after)
-		changes = make([]store.Change, len(after))
-		for i, a := range after {
-			changes[i] = store.Change{Op: store.ChangeCreate, Class: class, ObjectID: ids[i], After: a}
-		}
-	}
-	if err := s.feed.commit(ctx, tx, class, len(prepared), 0, changes); err != nil {
-		return err
-	}
-	store.WriteBack(prepared, objs) // only a committed batch changes the objects passed in
-	return nil
-}
-
 func jsonOrNil(a []string) any {
 	if a == nil {
 		return nil
@@ -494,20 +367,9 @@ func jsonOrNil(a []string) any {
 	return string(b)
 }
 
-func (s *Store) relationField(ctx context.Context, class, field string) error {
-	sch, err := s.schemas.Shared(ctx, class)
-	if err != nil {
-		return err
-	}
-	if f, ok := sch.Fields[field]; !ok || f.Type != parse.TypeRelation {
-		return fmt.Errorf("%w: %s.%s is not a Relation field", store.ErrInvalid, class, field)
-	}
-	return nil
-}
-
 // AddRelation links owningID's Relation field to relatedIDs.
 func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, relatedIDs []string) error {
-	if err := s.relationField(ctx, class, field); err != nil {
+	if err := s.kit.RelationField(ctx, class, field); err != nil {
 		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -515,7 +377,7 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 		return err
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO `+s.d.Ident(store.JoinTable(field, class))+` ("relatedId", "owningId") VALUES (?, ?)`)
+	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO `+s.d.Ident(sqlkit.JoinTable(field, class))+` ("relatedId", "owningId") VALUES (?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -530,21 +392,5 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 
 // RelatedIDs returns the ids owningID's Relation field links to.
 func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
-	if err := s.relationField(ctx, class, field); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT "relatedId" FROM `+s.d.Ident(store.JoinTable(field, class))+` WHERE "owningId" = ? ORDER BY "relatedId"`, owningID)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return s.kit.RelatedIDs(ctx, class, field, owningID)
 }

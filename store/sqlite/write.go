@@ -3,167 +3,146 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // encoder writes SQLite's columns.
-var encoder = store.ColumnEncoder{
+var encoder = sqlkit.ColumnEncoder{
 	Value: encodeValue,
 	Perms: jsonOrNil,
 	Date:  func(t time.Time) any { return parse.FormatDate(t) },
 }
 
-// queryRows runs a statement returning rows of fields in tx and decodes them.
-func queryRows(ctx context.Context, tx *sql.Tx, sch parse.Schema, fields []string, sqlText string, args []any) ([]parse.Object, error) {
-	rows, err := tx.QueryContext(ctx, sqlText, args...)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
+// conn runs the kit's statements on a *sql.DB or a *sql.Tx.
+type conn struct {
+	q interface {
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	}
-	return collect(ctx, rows, func(vals []any) (parse.Object, error) {
-		return store.DecodeRow(codec, sch, fields, vals)
-	})
+}
+
+// Query scans every row into a reused value slice and hands it to row.
+func (c conn) Query(ctx context.Context, sqlText string, args []any, row func(vals []any) error) error {
+	rows, err := c.q.QueryContext(ctx, sqlText, args...)
+	if err != nil {
+		return wrapErr(ctx, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	scan := func() ([]any, error) { return vals, rows.Scan(ptrs...) }
+	return sqlkit.Each(ctx, rows, scan, row, wrapErr)
+}
+
+// Exec runs a statement returning no rows.
+func (c conn) Exec(ctx context.Context, sqlText string, args ...any) error {
+	if _, err := c.q.ExecContext(ctx, sqlText, args...); err != nil {
+		return wrapErr(ctx, err)
+	}
+	return nil
+}
+
+// writeTx is a write transaction: the write lock is taken at BEGIN
+// (_txlock=immediate), so a row read in it cannot change before it is
+// written.
+type writeTx struct {
+	conn
+	tx *sql.Tx
+	s  *Store
+}
+
+func (s *Store) beginWrite(ctx context.Context) (*writeTx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &writeTx{conn: conn{tx}, tx: tx, s: s}, nil
+}
+
+// Watched reports whether a Watch was made.
+func (t *writeTx) Watched() bool { return t.s.feed.on.Load() }
+
+// Commit commits through the feed (see feed.commit).
+func (t *writeTx) Commit(ctx context.Context, w sqlkit.Written) error {
+	return t.s.feed.commit(ctx, t.tx, w)
+}
+
+// Rollback ends the transaction unless it was committed.
+func (t *writeTx) Rollback() { t.tx.Rollback() }
+
+// insert inserts rows with one prepared INSERT per set of columns.
+func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared []store.Row) error {
+	stmts := map[string]*sql.Stmt{}
+	for _, r := range prepared {
+		rp, wp := r.ACL.Perms()
+		cols := append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...)
+		args := []any{r.ObjectID, parse.FormatDate(r.CreatedAt), parse.FormatDate(r.UpdatedAt), jsonOrNil(rp), jsonOrNil(wp)}
+		for i, n := range r.Values {
+			v, err := encodeValue(r.Types[i], n)
+			if err != nil {
+				return err
+			}
+			args = append(args, v)
+		}
+		sig := strings.Join(cols, "\x00")
+		st, ok := stmts[sig]
+		if !ok {
+			quoted := make([]string, len(cols))
+			phs := make([]string, len(cols))
+			for i, c := range cols {
+				quoted[i] = s.d.Ident(c)
+				phs[i] = "?"
+			}
+			var err error
+			st, err = tx.tx.PrepareContext(ctx, "INSERT INTO "+s.d.Ident(class)+" ("+strings.Join(quoted, ", ")+") VALUES ("+strings.Join(phs, ", ")+")")
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			stmts[sig] = st
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+				return fmt.Errorf("%w: duplicate objectId %v in %s", store.ErrInvalid, r.ObjectID, class)
+			}
+			return wrapErr(ctx, err)
+		}
+	}
+	return nil
+}
+
+// Create inserts objs in one transaction.
+func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) error {
+	return s.kit.Create(ctx, class, objs)
 }
 
 // Update changes one object in one transaction: the write lock is taken at
 // BEGIN, the row read, then updated by one statement repeating w's checks.
 func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (before, after parse.Object, err error) {
-	if err := store.CheckWrite(w); err != nil {
-		return nil, nil, err
-	}
-	sch, err := s.schemas.Shared(ctx, w.Class)
-	if err != nil {
-		return nil, nil, wrapErr(ctx, err)
-	}
-	change, err := store.PrepareUpdate(sch, set)
-	if err != nil {
-		return nil, nil, err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, nil, wrapErr(ctx, err)
-	}
-	defer tx.Rollback()
-	sqlText, args, fields := store.SelectWriteSQL(s.d, sch, w, "")
-	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(rows) == 0 {
-		return nil, nil, store.ObjectNotFound(w)
-	}
-	before = rows[0]
-	sets, err := change.Assignments(encoder, store.NextUpdatedAt(before, time.Now()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", store.ErrInvalid, err)
-	}
-	sqlText, args, fields = store.UpdateSQL(s.d, sch, w, sets)
-	rows, err = queryRows(ctx, tx, sch, fields, sqlText, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(rows) == 0 {
-		return nil, nil, store.ObjectNotFound(w)
-	}
-	after = rows[0]
-	var changes []store.Change
-	if s.feed.on.Load() {
-		s.feed.expect(w.Class, []parse.Object{after})
-		changes = []store.Change{{Op: store.ChangeUpdate, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(before), After: store.CloneObject(after)}}
-	}
-	if err := s.feed.commit(ctx, tx, w.Class, 0, 0, changes); err != nil {
-		return nil, nil, err
-	}
-	return before, after, nil
-}
-
-// Delete removes one object and its rows in the class's join tables in one
-// transaction.
-func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
-	if err := store.CheckWrite(w); err != nil {
-		return nil, err
-	}
-	sch, err := s.schemas.Shared(ctx, w.Class)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, wrapErr(ctx, err)
-	}
-	defer tx.Rollback()
-	sqlText, args, fields := store.DeleteSQL(s.d, sch, w)
-	rows, err := queryRows(ctx, tx, sch, fields, sqlText, args)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, store.ObjectNotFound(w)
-	}
-	for _, jt := range store.JoinTables(sch) {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.d.Ident(jt)+` WHERE "owningId" = ?`, w.ID); err != nil {
-			return nil, fmt.Errorf("delete %s relations: %w", jt, wrapErr(ctx, err))
-		}
-	}
-	var changes []store.Change
-	if s.feed.on.Load() {
-		changes = []store.Change{{Op: store.ChangeDelete, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(rows[0])}}
-	}
-	if err := s.feed.commit(ctx, tx, w.Class, 0, 1, changes); err != nil {
-		return nil, err
-	}
-	return rows[0], nil
+	return s.kit.Update(ctx, w, set)
 }
 
 // DeleteClass drops an empty class's table, join tables and _SCHEMA row in
 // one transaction.
 func (s *Store) DeleteClass(ctx context.Context, class string) error {
-	if err := store.CheckDeleteClass(class); err != nil {
-		return err
-	}
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return wrapErr(ctx, err)
-	}
-	defer tx.Rollback()
-	var raw string
-	err = tx.QueryRowContext(ctx, `SELECT "schema" FROM "_SCHEMA" WHERE "className" = ?`, class).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
-		return store.ClassNotFound(class)
-	}
-	if err != nil {
-		return wrapErr(ctx, err)
-	}
-	sch, err := parse.UnmarshalStoredSchema(class, []byte(raw))
-	if err != nil {
-		return err
-	}
-	var n int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+s.d.Ident(class)).Scan(&n); err != nil {
-		return fmt.Errorf("count %s: %w", class, wrapErr(ctx, err))
-	}
-	if n > 0 {
-		return store.ClassNotEmpty(class, n)
-	}
-	stmts := []string{`DROP TABLE ` + s.d.Ident(class)}
-	for _, jt := range store.JoinTables(sch) {
-		stmts = append(stmts, `DROP TABLE IF EXISTS `+s.d.Ident(jt))
-	}
-	for _, st := range stmts {
-		if _, err := tx.ExecContext(ctx, st); err != nil {
-			return fmt.Errorf("delete class %s: %w", class, wrapErr(ctx, err))
-		}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM "_SCHEMA" WHERE "className" = ?`, class); err != nil {
-		return fmt.Errorf("delete class %s: %w", class, wrapErr(ctx, err))
-	}
-	if err := tx.Commit(); err != nil {
-		return wrapErr(ctx, err)
-	}
-	s.schemas.Invalidate()
-	return nil
+	return s.kit.DeleteClass(ctx, class)
+}
+
+// Delete removes one object and its rows in the class's join tables in one
+// transaction.
+func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
+	return s.kit.Delete(ctx, w)
 }

@@ -1,4 +1,8 @@
-package store
+// Package sqlkit is what the two SQL backends (store/sqlite, store/postgres)
+// share: Parse Server's layout gives them the same statements and rows, so
+// only the dialect and the column codecs differ. It is not part of the
+// public API; store keeps what every backend needs.
+package sqlkit
 
 import (
 	"fmt"
@@ -6,10 +10,8 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
 )
-
-// The SQL backends share Parse Server's layout, so they share the shape of
-// their statements and rows; only the dialect and the column codecs differ.
 
 // FindSQL renders the SELECT of q on sch. fields are the fields the row
 // holds, in order (ACL reads two columns, Relations none); noLimit is the
@@ -111,7 +113,7 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 // writeWhere renders the predicate selecting w's row: its objectId, w.Where
 // compiled as a find's where is, and the write ACL (a NULL `_wperm` is
 // public; otherwise it must hold one of w.WriteACL; nil: no check).
-func writeWhere(b *query.Builder, w Write) string {
+func writeWhere(b *query.Builder, w store.Write) string {
 	parts := []string{b.D.Ident(parse.FieldObjectID) + " = " + b.Param(w.ID)}
 	if s := b.Where(&query.Query{Class: w.Class, Where: w.Where}); s != "" {
 		parts = append(parts, "("+s+")")
@@ -130,7 +132,7 @@ func writeWhere(b *query.Builder, w Write) string {
 // SelectWriteSQL renders the read of the row w may change, every field, as
 // FindSQL reads rows; lock is appended (" FOR UPDATE" where the database
 // locks rows).
-func SelectWriteSQL(d query.Dialect, sch parse.Schema, w Write, lock string) (sqlText string, args []any, fields []string) {
+func SelectWriteSQL(d query.Dialect, sch parse.Schema, w store.Write, lock string) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
 	b := &query.Builder{D: d}
 	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + lock
@@ -139,7 +141,7 @@ func SelectWriteSQL(d query.Dialect, sch parse.Schema, w Write, lock string) (sq
 
 // UpdateSQL renders the one UPDATE of w's row: it sets sets only if the
 // row still matches w, and returns the row as it is afterwards.
-func UpdateSQL(d query.Dialect, sch parse.Schema, w Write, sets []Assignment) (sqlText string, args []any, fields []string) {
+func UpdateSQL(d query.Dialect, sch parse.Schema, w store.Write, sets []Assignment) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
 	b := &query.Builder{D: d}
 	cols := make([]string, len(sets))
@@ -156,9 +158,28 @@ func UpdateSQL(d query.Dialect, sch parse.Schema, w Write, sets []Assignment) (s
 }
 
 // DeleteSQL renders the DELETE of w's row, returning the deleted row.
-func DeleteSQL(d query.Dialect, sch parse.Schema, w Write) (sqlText string, args []any, fields []string) {
+func DeleteSQL(d query.Dialect, sch parse.Schema, w store.Write) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
 	b := &query.Builder{D: d}
 	sqlText = "DELETE FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + " RETURNING " + selectList(d, sch, fields)
 	return sqlText, b.Args, fields
+}
+
+// ReadFields lists the fields a find reads for keys (nil: all): the system
+// fields always, then the requested ones, in schema order. Relation fields
+// are included (they have no column; backends return the Relation marker).
+func ReadFields(sch parse.Schema, keys []string) []string {
+	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
+	all := keys == nil
+	for _, k := range keys {
+		head, _, _ := strings.Cut(k, ".")
+		want[head] = true
+	}
+	var out []string
+	for _, name := range sch.FieldNames() {
+		if all || want[name] {
+			out = append(out, name)
+		}
+	}
+	return out
 }
