@@ -7,6 +7,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func llmEnv(t *testing.T) []string {
 	return []string{"XDG_CACHE_HOME=" + cache, "HOME=" + cache, "PARSEMCP_POLICY=", "PARSEMCP_AGENT=", "PARSEMCP_STORE=",
 		"PARSEMCP_LLM_PROVIDER=", "PARSEMCP_LLM_MODEL=", "PARSEMCP_LLM_BASE_URL=", "PARSEMCP_LLM_API_KEY=", "PARSEMCP_LLM_MAX_ITERATIONS=",
 		"PARSEMCP_LLM_TIMEOUT=", "PARSEMCP_LLM_MAX_TOKENS=", "PARSEMCP_LLM_COMPACT_AT=", "PARSEMCP_LLM_PRICES=", "PARSEMCP_SERVER_KEY=",
-		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_BASE_URL=", "PARSEMCP_CHAT_TRACE="}
+		"OPENAI_API_KEY=", "OPENAI_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_BASE_URL=", "PARSEMCP_CHAT_TRACE=", "PARSEMCP_SERVER=", "PARSEMCP_ADDR="}
 }
 
 type askJSON struct {
@@ -175,5 +176,30 @@ func TestAskStops(t *testing.T) {
 	_, stderr, code = run(t, env, "ask", "--demo", "q")
 	if code != 1 || !strings.Contains(stderr, "no API key for openai") {
 		t.Errorf("no key: exit %d, %s", code, stderr)
+	}
+}
+
+// With neither a server nor a store named, ask uses the local `parsemcp
+// serve` (PARSEMCP_ADDR); PARSEMCP_SERVER names another.
+func TestAskDefaultServer(t *testing.T) {
+	env := llmEnv(t)
+	s := startServe(t, env, "--demo", "--demo-rows", "600", "--policy", "demo")
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/mcp")
+	fake := llmtest.NewOpenAI(t, llmtest.Counter("Organization"))
+	for _, e := range [][]string{{"PARSEMCP_ADDR=" + addr}, {"PARSEMCP_SERVER=" + s.url, "PARSEMCP_ADDR=127.0.0.1:1"}} {
+		stdout, stderr, code := run(t, append(env, e...), "ask", "--model", "m", "--base-url", fake.BaseURL, "How many organizations?")
+		if code != 0 || stdout != "There are 1 Organization objects.\n" {
+			t.Errorf("%v: exit %d, %q\n%s", e, code, stdout, stderr)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	_, stderr, code := run(t, append(env, "PARSEMCP_ADDR="+closed), "ask", "--model", "m", "--base-url", fake.BaseURL, "q")
+	if code != 1 || !strings.Contains(stderr, "start one with `parsemcp serve --demo`") {
+		t.Errorf("no server: exit %d, %s", code, stderr)
 	}
 }

@@ -17,8 +17,12 @@ import (
 	"github.com/parsemcp/parsemcp/llm"
 )
 
-// EnvServerKey is the bearer key ask and chat send to a --server.
-const EnvServerKey = "PARSEMCP_SERVER_KEY"
+// EnvServerKey is the bearer key ask and chat send to a --server;
+// EnvServer is --server's default.
+const (
+	EnvServerKey = "PARSEMCP_SERVER_KEY"
+	EnvServer    = "PARSEMCP_SERVER"
+)
 
 // llmFlags are the flags of ask and chat: the model, the loop, and the
 // MCP server the model's tools come from.
@@ -34,6 +38,9 @@ type llmFlags struct {
 	server        string
 	serverKey     string
 	serverCommand string
+	// defaultServer is set when no server and no store was named: the
+	// local `parsemcp serve` (PARSEMCP_ADDR or 127.0.0.1:8787) is used.
+	defaultServer bool
 	store         storeFlags
 	storeNames    map[string]bool // the store flags' names
 }
@@ -52,7 +59,7 @@ func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	fl.StringSliceVar(&l.prices, "price", nil, "model price in USD per million input/output tokens, MODEL=IN/OUT (repeatable; adds to or overrides the built-in table); env "+llm.EnvPrices)
 	fl.StringVar(&l.system, "system", "", "system prompt (default: parsemcp's, plus the server's instructions)")
 	fl.BoolVar(&l.stream, "stream", stream, "stream the model's text as it is written")
-	fl.StringVar(&l.server, "server", "", "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp (default: serve the store flags' store in this process)")
+	fl.StringVar(&l.server, "server", os.Getenv(EnvServer), "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp; with --store or --demo the store is served in this process instead; with neither, the local `parsemcp serve` (at PARSEMCP_ADDR, default "+DefaultAddr+"); env "+EnvServer)
 	fl.StringVar(&l.serverKey, "server-key", "", "bearer key for --server (with a policy, it selects the agent profile); env "+EnvServerKey)
 	fl.StringVar(&l.serverCommand, "server-command", "", "start an MCP server and talk to it over stdio, e.g. \"parsemcp stdio --demo\" (split at spaces)")
 	before := map[string]bool{}
@@ -112,16 +119,24 @@ func (l *llmFlags) resolve(cmd *cobra.Command) error {
 	if l.server != "" && l.serverCommand != "" {
 		return fmt.Errorf("--server and --server-command: choose one")
 	}
+	var local []string
+	fl.Visit(func(f *pflag.Flag) {
+		if l.storeNames[f.Name] {
+			local = append(local, "--"+f.Name)
+		}
+	})
+	if l.server == "" && l.serverCommand == "" && len(local) == 0 && l.store.store == "" {
+		addr := os.Getenv("PARSEMCP_ADDR")
+		if addr == "" {
+			addr = DefaultAddr
+		}
+		l.server = "http://" + addr + "/mcp"
+		l.defaultServer = true
+	}
 	if l.serverKey != "" && l.server == "" {
 		return fmt.Errorf("--server-key needs --server")
 	}
 	if l.server != "" || l.serverCommand != "" {
-		var local []string
-		fl.Visit(func(f *pflag.Flag) {
-			if l.storeNames[f.Name] {
-				local = append(local, "--"+f.Name)
-			}
-		})
 		if len(local) > 0 {
 			return fmt.Errorf("%s configure the server in this process; with --server or --server-command, the server's own configuration applies", strings.Join(local, ", "))
 		}
@@ -166,6 +181,9 @@ func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, st
 	switch {
 	case l.server != "":
 		cs, err := llm.ConnectHTTP(ctx, l.server, l.serverKey, opts)
+		if err != nil && l.defaultServer {
+			return nil, fmt.Errorf("%w\nno server named: start one with `parsemcp serve --demo` (it listens at %s), pass --server URL, or serve a store in this process with --store or --demo", err, l.server)
+		}
 		if err != nil {
 			return nil, err
 		}
