@@ -48,6 +48,15 @@ func TestMain(m *testing.M) {
 // with a demo key as that key's agent.
 func demoServer(t testing.TB) *mcpserver.Server {
 	t.Helper()
+	srv, err := newDemoServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func newDemoServer() (*mcpserver.Server, error) {
 	ctx := context.Background()
 	demoOnce.Do(func() {
 		if demoDir, demoErr = os.MkdirTemp("", "llm-demo"); demoErr != nil {
@@ -59,16 +68,16 @@ func demoServer(t testing.TB) *mcpserver.Server {
 		_, demoErr = demo.Generate(ctx, demoStore, demo.Options{Rows: 600})
 	})
 	if demoErr != nil {
-		t.Fatal(demoErr)
+		return nil, demoErr
 	}
 	pol, err := policy.Demo()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := pol.Validate(ctx, demoStore); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{
+	return mcpserver.New(mcpserver.Options{
 		Store:  demoStore,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Agents: func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
@@ -79,11 +88,6 @@ func demoServer(t testing.TB) *mcpserver.Server {
 			return pol.Agent(ctx, name, demoStore, r.Header)
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // inProcess connects the official SDK client to srv over in-memory
