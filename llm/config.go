@@ -49,6 +49,15 @@ var localServers = map[string]struct{ baseURL, model string }{
 	"llamacpp": {"http://localhost:8080/v1", "local"},
 }
 
+// vendor is a provider's official API: its address, default model, and
+// the environment variables its SDK reads.
+type vendor struct{ baseURL, model, keyEnv, baseEnv string }
+
+var vendors = map[string]vendor{
+	ProviderOpenAI:    {OpenAIBaseURL, "gpt-4o-mini", "OPENAI_API_KEY", "OPENAI_BASE_URL"},
+	ProviderAnthropic: {AnthropicBaseURL, "claude-haiku-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"},
+}
+
 // Config selects and configures a provider. Env fills it from the
 // PARSEMCP_LLM_* environment variables; command-line flags override them.
 type Config struct {
@@ -164,31 +173,21 @@ func (c Config) resolved() (Config, error) {
 			c.Model = local.model
 		}
 		c.Provider = ProviderOpenAI
-	case c.Provider == ProviderOpenAI:
+	case vendors[c.Provider] != vendor{}:
+		v := vendors[c.Provider]
 		if c.BaseURL == "" {
-			c.BaseURL = os.Getenv("OPENAI_BASE_URL")
+			c.BaseURL = os.Getenv(v.baseEnv)
 		}
 		if c.BaseURL == "" {
-			c.BaseURL = OpenAIBaseURL
-			if c.Model == "" {
-				c.Model = "gpt-4o-mini"
-			}
+			c.BaseURL = v.baseURL
+		}
+		// A model name fits another server only by chance (Anthropic's
+		// API has no other servers).
+		if c.Model == "" && (c.BaseURL == v.baseURL || c.Provider == ProviderAnthropic) {
+			c.Model = v.model
 		}
 		if c.APIKey == "" {
-			c.APIKey = os.Getenv("OPENAI_API_KEY")
-		}
-	case c.Provider == ProviderAnthropic:
-		if c.BaseURL == "" {
-			c.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
-		}
-		if c.BaseURL == "" {
-			c.BaseURL = AnthropicBaseURL
-		}
-		if c.Model == "" {
-			c.Model = "claude-haiku-4-5"
-		}
-		if c.APIKey == "" {
-			c.APIKey = os.Getenv("ANTHROPIC_API_KEY")
+			c.APIKey = os.Getenv(v.keyEnv)
 		}
 	default:
 		return c, fmt.Errorf("unknown LLM provider %q: use openai (or any OpenAI-compatible server with --base-url), anthropic, lmstudio, ollama, vllm or llamacpp", c.Provider)
@@ -204,7 +203,7 @@ func (c Config) resolved() (Config, error) {
 	official := c.BaseURL == OpenAIBaseURL || c.BaseURL == AnthropicBaseURL
 	if c.APIKey == "" {
 		if official {
-			return c, fmt.Errorf("no API key for %s: pass --api-key or set %s (or %s)", c.Provider, EnvAPIKey, map[string]string{ProviderOpenAI: "OPENAI_API_KEY", ProviderAnthropic: "ANTHROPIC_API_KEY"}[c.Provider])
+			return c, fmt.Errorf("no API key for %s: pass --api-key or set %s (or %s)", c.Provider, EnvAPIKey, vendors[c.Provider].keyEnv)
 		}
 		c.APIKey = "none" // local servers ignore it; the SDKs want one
 	}

@@ -3,7 +3,6 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"testing"
@@ -124,8 +123,8 @@ func decodeAnthropic(body []byte) (*Request, error) {
 			for j, b := range bs {
 				switch b.Type {
 				case "text":
-					if b.Text == nil || *b.Text == "" {
-						return nil, fmt.Errorf("messages.%d.content.%d: text content blocks must be non-empty", i, j)
+					if err := nonEmpty(b, i, j); err != nil {
+						return nil, err
 					}
 					msg.Text += *b.Text
 				case "tool_result":
@@ -158,8 +157,8 @@ func decodeAnthropic(body []byte) (*Request, error) {
 			for j, b := range bs {
 				switch b.Type {
 				case "text":
-					if b.Text == nil || *b.Text == "" {
-						return nil, fmt.Errorf("messages.%d.content.%d: text content blocks must be non-empty", i, j)
+					if err := nonEmpty(b, i, j); err != nil {
+						return nil, err
 					}
 					msg.Text += *b.Text
 				case "tool_use":
@@ -188,6 +187,14 @@ func decodeAnthropic(body []byte) (*Request, error) {
 	return req, nil
 }
 
+// nonEmpty refuses an empty text block, as the API does.
+func nonEmpty(b anthropicBlock, msg, block int) error {
+	if b.Text == nil || *b.Text == "" {
+		return fmt.Errorf("messages.%d.content.%d: text content blocks must be non-empty", msg, block)
+	}
+	return nil
+}
+
 func anthropicError(w http.ResponseWriter, status int, typ, msg string, header map[string]string) {
 	for k, v := range header {
 		w.Header().Set(k, v)
@@ -199,7 +206,6 @@ func anthropicError(w http.ResponseWriter, status int, typ, msg string, header m
 }
 
 func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
 	if r.Header.Get("X-Api-Key") == "" && r.Header.Get("Authorization") == "" {
 		anthropicError(w, http.StatusUnauthorized, "authentication_error", "x-api-key header is required", nil)
 		return
@@ -208,37 +214,13 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required", nil)
 		return
 	}
-	req, err := decodeAnthropic(body)
-	if err != nil {
-		s.record(&Request{Header: r.Header.Clone(), Body: body})
-		anthropicError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), nil)
-		return
-	}
-	req.Header = r.Header.Clone()
-	n := s.record(req)
-	reply := s.model(req)
-	if reply.Hang {
-		<-r.Context().Done()
-		return
-	}
-	if reply.Raw != nil {
-		w.Header().Set("Content-Type", reply.RawType)
-		w.Write(reply.Raw)
-		return
-	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
-		anthropicError(w, reply.Status, reply.ErrorType, reply.ErrorMessage, reply.Header)
+	req, reply, n, ok := s.receive(w, r, decodeAnthropic, anthropicError)
+	if !ok {
 		return
 	}
 	in, out := reply.tokens(req)
 	id := fmt.Sprintf("msg_01XFDUDYJgAACzvnptvVoYE%d", n)
-	stop := "end_turn"
-	if len(reply.Calls) > 0 {
-		stop = "tool_use"
-	}
-	if reply.Stop != "" {
-		stop = reply.Stop
-	}
+	stop := reply.stop("tool_use", "end_turn")
 	toolID := func(c Call) string {
 		if c.ID != "" {
 			return c.ID

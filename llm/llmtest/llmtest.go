@@ -11,6 +11,7 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -226,6 +227,50 @@ func mustJSON(v any) string {
 		panic(fmt.Sprintf("llmtest: %v", err))
 	}
 	return string(b)
+}
+
+// errorWriter writes a provider's error response.
+type errorWriter func(w http.ResponseWriter, status int, typ, msg string, header map[string]string)
+
+// receive checks, decodes and records a request and asks the model for
+// its reply. It writes the response itself, and returns ok false, when
+// the request is refused or the reply is an error, a hang or a recording;
+// otherwise it returns the request, the reply and the request's number.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request, decode func([]byte) (*Request, error), fail errorWriter) (*Request, Reply, int, bool) {
+	body, _ := io.ReadAll(r.Body)
+	req, err := decode(body)
+	if err != nil {
+		s.record(&Request{Header: r.Header.Clone(), Body: body})
+		fail(w, http.StatusBadRequest, "invalid_request_error", err.Error(), nil)
+		return nil, Reply{}, 0, false
+	}
+	req.Header = r.Header.Clone()
+	n := s.record(req)
+	reply := s.model(req)
+	switch {
+	case reply.Hang:
+		<-r.Context().Done()
+	case reply.Raw != nil:
+		w.Header().Set("Content-Type", reply.RawType)
+		w.Write(reply.Raw)
+	case reply.Status != 0 && reply.Status != http.StatusOK:
+		fail(w, reply.Status, reply.ErrorType, reply.ErrorMessage, reply.Header)
+	default:
+		return req, reply, n, true
+	}
+	return nil, Reply{}, 0, false
+}
+
+// stop is the reply's stop reason: Stop when set, else the provider's
+// reason for a turn with tool calls or for one without.
+func (r *Reply) stop(calls, done string) string {
+	switch {
+	case r.Stop != "":
+		return r.Stop
+	case len(r.Calls) > 0:
+		return calls
+	}
+	return done
 }
 
 // sse writes server-sent events and flushes after each.

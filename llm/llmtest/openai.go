@@ -3,7 +3,6 @@ package llmtest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -174,42 +173,17 @@ func openAIError(w http.ResponseWriter, status int, typ, msg string, header map[
 }
 
 func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 		openAIError(w, http.StatusUnauthorized, "invalid_request_error", "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", nil)
 		return
 	}
-	req, err := decodeOpenAI(body)
-	if err != nil {
-		s.record(&Request{Header: r.Header.Clone(), Body: body})
-		openAIError(w, http.StatusBadRequest, "invalid_request_error", err.Error(), nil)
-		return
-	}
-	req.Header = r.Header.Clone()
-	n := s.record(req)
-	reply := s.model(req)
-	if reply.Hang {
-		<-r.Context().Done()
-		return
-	}
-	if reply.Raw != nil {
-		w.Header().Set("Content-Type", reply.RawType)
-		w.Write(reply.Raw)
-		return
-	}
-	if reply.Status != 0 && reply.Status != http.StatusOK {
-		openAIError(w, reply.Status, reply.ErrorType, reply.ErrorMessage, reply.Header)
+	req, reply, n, ok := s.receive(w, r, decodeOpenAI, openAIError)
+	if !ok {
 		return
 	}
 	in, out := reply.tokens(req)
 	id := fmt.Sprintf("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG%d", n)
-	finish := "stop"
-	if len(reply.Calls) > 0 {
-		finish = "tool_calls"
-	}
-	if reply.Stop != "" {
-		finish = reply.Stop
-	}
+	finish := reply.stop("tool_calls", "stop")
 	usage := map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out,
 		"prompt_tokens_details":     map[string]any{"cached_tokens": 0, "audio_tokens": 0},
 		"completion_tokens_details": map[string]any{"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
