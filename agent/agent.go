@@ -97,6 +97,9 @@ type Agent struct {
 	CorrelationID string
 	// Policy narrows what the agent may do beyond its tier and identity.
 	Policy Policy
+	// Token, when the request came with a personal access token, narrows
+	// the tools it may call (nil: no token).
+	Token *TokenScope
 
 	parent *Agent
 	budget int // sub-agent levels left; 0 on a top-level agent means the default

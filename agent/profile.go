@@ -148,6 +148,7 @@ func (a *Agent) Sub(o SubOptions) (*Agent, error) {
 		Permission:    Readonly,
 		Identity:      a.Identity,
 		CorrelationID: a.CorrelationID,
+		Token:         a.Token,
 		parent:        a,
 		budget:        a.depth() - 1,
 	}

@@ -16,6 +16,11 @@ import (
 // holds the master key: `_Session` holds credentials.
 var DefaultHiddenClasses = []string{parse.ClassSession, "_JobStatus", "_JobSchedule", "_Product", "_AgentAudit"}
 
+// AlwaysHiddenClasses are absent from every agent surface, the master
+// key's included: `_AccessToken` holds the personal access tokens, which
+// an agent must never mint or revoke.
+var AlwaysHiddenClasses = []string{"_AccessToken"}
+
 // internalFields never leave the server, whoever asks.
 var internalFields = []string{"sessionToken", "_hashed_password", "_password_history", "_email_verify_token", "_perishable_token"}
 
@@ -64,6 +69,9 @@ type Scope struct {
 // NewScope returns the governed view of st for a.
 func NewScope(a *Agent, st store.Store) *Scope {
 	h := map[string]bool{}
+	for _, c := range AlwaysHiddenClasses {
+		h[c] = true
+	}
 	master := a.Identity.Mode == AuthMaster
 	if !master {
 		for _, c := range DefaultHiddenClasses {

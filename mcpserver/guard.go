@@ -103,7 +103,7 @@ func timeoutGuard(overrides map[string]time.Duration) Guard {
 // chain around the tool and shapes the result.
 func (s *Server) toolHandler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		t, ok := s.tools.Get(name)
+		t, remote, ok := s.lookupTool(name)
 		a := agentFrom(ctx)
 		if !ok || a == nil {
 			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
@@ -112,6 +112,7 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		defer cancel()
 		if req.Session != nil {
 			defer s.track(req.Session.ID(), cancel)()
+			ctx = context.WithValue(ctx, callSessionKey{}, req.Session.ID())
 		}
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
@@ -124,6 +125,14 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		data, err := run(ctx, &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments})
 		stop()
 		var ir *inputRequired
+		var rf *remoteFailure
+		switch {
+		case errors.As(err, &rf):
+			return remoteResult(rf.result)
+		case err == nil && remote:
+			raw, _ := data.(json.RawMessage)
+			return remoteResult(raw)
+		}
 		if errors.As(err, &ir) {
 			return &mcp.CallToolResult{InputRequests: ir.requests, RequestState: ir.state}, nil
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/federation"
 	"github.com/parsemcp/parsemcp/prompts"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/resources"
@@ -86,6 +87,9 @@ type Options struct {
 	// Live configures resource subscriptions fed by the store's change
 	// feed (nil: defaults, this process only).
 	Live *LiveOptions
+	// Federation, when set, merges remote agents' tools into tools/list
+	// and proxies their calls (docs/FEDERATION.md).
+	Federation *federation.Platform
 }
 
 // Server is a parsemcp MCP server. One Server serves any number of
@@ -104,6 +108,10 @@ type Server struct {
 	approvals *approvals
 	heartbeat time.Duration
 	live      *live
+
+	fed         *federation.Platform
+	remoteTools map[string]*tools.Tool // guarded by mu
+	remoteSigs  map[string]string
 
 	// inflight holds the cancel functions of the tool calls running in
 	// each session, so that ending a session (DELETE) stops its work
@@ -141,7 +149,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
-		inflight: map[string]map[*context.CancelFunc]struct{}{},
+		inflight: map[string]map[*context.CancelFunc]struct{}{}, fed: opts.Federation,
 	}
 	var err error
 	if s.approvals, err = newApprovals(opts); err != nil {
@@ -161,7 +169,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,
@@ -189,6 +197,10 @@ func New(opts Options) (*Server, error) {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MIMEType: resources.MIMEType}, s.readResource)
 	}
 	s.unsubscribe = append(s.unsubscribe, s.tools.OnChange(s.syncTools), s.prompts.OnChange(s.syncPrompts))
+	if s.fed != nil {
+		s.syncRemote()
+		s.unsubscribe = append(s.unsubscribe, s.fed.OnChange(s.syncRemote))
+	}
 	return s, nil
 }
 
@@ -314,10 +326,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 				category, _ = p.Meta["category"].(string)
 			}
-			allowed := map[string]bool{}
-			for _, t := range s.tools.Allowed(agentFrom(ctx), s.config.Gates, category) {
-				allowed[t.Name] = true
-			}
+			allowed := s.listable(agentFrom(ctx), category)
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))
 			for _, t := range lr.Tools {
 				if allowed[t.Name] {
@@ -326,6 +335,9 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			out := *lr
 			out.Tools = kept
+			if m := s.listMeta(); m != nil {
+				out.Meta = m
+			}
 			return &out, nil
 		case "resources/list":
 			list, err := resources.List(ctx, s.scope(ctx))

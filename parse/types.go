@@ -166,6 +166,7 @@ var systemClasses = map[string]bool{
 	ClassUser: true, ClassRole: true, ClassSession: true, "_Installation": true, "_Product": true,
 	"_PushStatus": true, "_JobStatus": true, "_JobSchedule": true, "_Hooks": true, "_GlobalConfig": true,
 	"_GraphQLConfig": true, "_Audience": true, "_Idempotency": true, "_AgentAudit": true,
+	"_AccessToken": true, // this server's personal access tokens
 }
 
 // ValidFieldName reports whether name is a legal user field name.

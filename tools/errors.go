@@ -25,7 +25,12 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeRateLimited      = "rate_limited"
 	CodeApprovalDenied   = "approval_denied"
-	CodeInternal         = "internal_error"
+	// CodeUnavailable: a remote agent (or the federation's broker) cannot
+	// be reached.
+	CodeUnavailable = "unavailable"
+	// CodeRemoteError: a remote agent's tool failed or refused the call.
+	CodeRemoteError = "remote_error"
+	CodeInternal    = "internal_error"
 )
 
 // Error is a tool failure the client sees: a stable code, a message for

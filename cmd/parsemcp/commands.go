@@ -40,7 +40,10 @@ func newServe() *cobra.Command {
 			if f.policy != "" && apiKey != "" {
 				return fmt.Errorf("--api-key and --policy: with a policy, the agent profiles' keys authenticate requests")
 			}
-			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" {
+			if f.fed.tokens != "" && apiKey != "" {
+				return fmt.Errorf("--api-key and --tokens: with tokens, personal access tokens authenticate requests")
+			}
+			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" && f.fed.tokens == "" {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
 			log := logger(f.level())
@@ -49,7 +52,7 @@ func newServe() *cobra.Command {
 				return err
 			}
 			defer closeAll()
-			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() {
+			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() && f.fed.tokens == "" {
 				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
 			}
 			var h http.Handler = srv.Mux(httpOpts)

@@ -39,11 +39,18 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata(), newMigrate())
+	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
 	root.AddCommand(newAsk(), newChat())
 	return root
 }
 
 func logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func levelOf(verbose bool) slog.Level {
+	if verbose {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

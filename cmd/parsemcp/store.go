@@ -52,6 +52,7 @@ type storeFlags struct {
 	noApproval      bool
 	heartbeat       time.Duration
 	liveDebounce    time.Duration
+	fed             fedFlags
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
@@ -80,6 +81,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
+	f.fed.register(fl)
 }
 
 // loadPolicy reads --policy ("demo" is the built-in demo policy) and checks
@@ -370,6 +372,15 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		st.Close()
 		return nil, nil, err
 	}
+	if f.fed.tokens != "" {
+		ts, err := openTokens(ctx, f.fed.tokens, st)
+		if err != nil {
+			st.Close()
+			return nil, nil, fmt.Errorf("--tokens: %w", err)
+		}
+		factory = f.tokenFactory(ts, factory, st, log)
+		log.Info("personal access tokens required over HTTP", "tokens", f.fed.tokens)
+	}
 	f.tools.Gates = agent.GatesFromEnv()
 	if g := f.tools.Gates; g != (agent.Gates{}) {
 		log.Warn("write gates open", agent.EnvAllowWriteTools, g.WriteTools, agent.EnvAllowSchemaOps, g.SchemaOps, agent.EnvAllowRawCRUD, g.RawCRUD, agent.EnvAllowRawSchema, g.RawSchema)
@@ -377,7 +388,9 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	timeouts := map[string]time.Duration{}
 	for name, v := range f.timeouts {
 		d, err := time.ParseDuration(v)
-		if _, known := tools.NewRegistry().Get(name); err != nil || d <= 0 || !known {
+		_, known := tools.NewRegistry().Get(name)
+		known = known || (f.fed.mode != "" && strings.Contains(name, "-")) // a remote tool
+		if err != nil || d <= 0 || !known {
 			st.Close()
 			return nil, nil, fmt.Errorf("--timeout %s=%s: want a known tool and a positive duration such as 30s", name, v)
 		}
@@ -436,7 +449,17 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		}
 		opts.Audit = audit.NewJSONSink(file) // closed with the process
 	}
+	if err := f.fed.start(ctx, log, &opts, &f.closers); err != nil {
+		for _, c := range f.closers {
+			c()
+		}
+		st.Close()
+		return nil, nil, err
+	}
 	if srv, err = mcpserver.New(opts); err != nil {
+		for _, c := range f.closers {
+			c()
+		}
 		st.Close()
 		return nil, nil, err
 	}

@@ -1,0 +1,248 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/federation"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// CategoryRemote is the category of remote agents' tools.
+const CategoryRemote = "remote"
+
+// remoteFailure is a remote tool's own error: the client gets the agent's
+// result as it is; the guard chain (audit) sees err.
+type remoteFailure struct {
+	result json.RawMessage
+	err    *tools.Error
+}
+
+func (f *remoteFailure) Error() string { return f.err.Error() }
+func (f *remoteFailure) Unwrap() error { return f.err }
+
+// callSessionKey carries the MCP session id of a tool call to the remote
+// caller.
+type callSessionKey struct{}
+
+func sessionFrom(ctx context.Context) string {
+	if id, _ := ctx.Value(callSessionKey{}).(string); id != "" {
+		return id
+	}
+	return "default"
+}
+
+// syncRemote mirrors the federation's remote catalog into the SDK server
+// (whose changes send notifications/tools/list_changed to every session):
+// new and changed tools are added, departed ones removed.
+func (s *Server) syncRemote() {
+	cat := s.fed.Tools()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]*tools.Tool, len(cat))
+	sigs := make(map[string]string, len(cat))
+	for _, rt := range cat {
+		if _, local := s.tools.Get(rt.Name); local {
+			continue // cannot happen (remote names hold a hyphen); never shadow
+		}
+		sig, _ := json.Marshal(rt)
+		sigs[rt.Name] = string(sig)
+		if s.remoteSigs[rt.Name] == string(sig) {
+			next[rt.Name] = s.remoteTools[rt.Name]
+			continue
+		}
+		t := s.remoteTool(rt)
+		next[rt.Name] = t
+		mt := &mcp.Tool{Name: rt.Name, Title: rt.Tool.Title, Description: rt.Tool.Description, InputSchema: rt.Tool.InputSchema,
+			Annotations: remoteAnnotations(rt.Tool.Annotations),
+			Meta:        mcp.Meta{"category": CategoryRemote, "federation": map[string]any{"agent": rt.Entity.String(), "team": rt.Entity.Team, "tool": rt.Tool.Name}}}
+		if len(rt.Tool.OutputSchema) > 0 {
+			mt.OutputSchema = rt.Tool.OutputSchema
+		}
+		s.mcp.AddTool(mt, s.toolHandler(rt.Name))
+	}
+	var gone []string
+	for name := range s.remoteTools {
+		if next[name] == nil {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	s.remoteTools, s.remoteSigs = next, sigs
+}
+
+func remoteAnnotations(a *federation.Annotations) *mcp.ToolAnnotations {
+	if a == nil {
+		return nil
+	}
+	return &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnly(), DestructiveHint: a.DestructiveHint, IdempotentHint: a.IdempotentHint != nil && *a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+}
+
+// remoteTool is the guard chain's view of a remote tool: readers need the
+// readonly tier, anything else (an unannotated tool included) the write
+// tier; no operator gate (the agent's own writes are its business).
+func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
+	ro := rt.Tool.Annotations.ReadOnly()
+	perm := agent.Readonly
+	if !ro {
+		perm = agent.Write
+	}
+	name := rt.Name
+	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: s.fed.CallTimeout(),
+		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone,
+		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
+			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
+		}}
+}
+
+// lookupTool finds a tool by name: the registry's, else a remote one.
+func (s *Server) lookupTool(name string) (t *tools.Tool, remote bool, ok bool) {
+	if t, ok := s.tools.Get(name); ok {
+		return t, false, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t = s.remoteTools[name]
+	return t, t != nil, t != nil
+}
+
+// callerOf is who a remote call acts for: the user, or the token, or the
+// principal.
+func callerOf(ctx context.Context, a *agent.Agent) federation.Caller {
+	c := federation.Caller{Session: sessionFrom(ctx)}
+	switch {
+	case a.Identity.Mode == agent.AuthUser && a.Identity.UserID != "":
+		c.User = a.Identity.UserID
+	case a.Token != nil:
+		c.User = "token-" + a.Token.ID
+	default:
+		c.User = a.Key()
+	}
+	if a.Token != nil {
+		c.Team, c.ReadOnly = a.Token.Team, !a.Token.Write
+	}
+	return c
+}
+
+// callRemote proxies one call and maps the federation's failures to tool
+// errors.
+func (s *Server) callRemote(ctx context.Context, a *agent.Agent, name string, args json.RawMessage) (any, error) {
+	raw, err := s.fed.Call(ctx, callerOf(ctx, a), name, args)
+	if err == nil {
+		return raw, nil
+	}
+	var te *federation.ToolError
+	switch {
+	case errors.As(err, &te):
+		return nil, &remoteFailure{result: te.Result, err: &tools.Error{Code: tools.CodeRemoteError, Message: te.Text, Details: map[string]any{"agent": te.Entity.String()}}}
+	case errors.Is(err, federation.ErrTimeout):
+		return nil, &tools.Error{Code: tools.CodeTimeout, Message: strings.TrimPrefix(err.Error(), federation.ErrTimeout.Error()+": ") + ": the agent did not answer within the tool's time limit", Internal: err}
+	case errors.Is(err, federation.ErrUnavailable):
+		return nil, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+	case errors.Is(err, federation.ErrUnknownTool):
+		return nil, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q (its agent no longer offers it)", name)}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	}
+	return nil, &tools.Error{Code: tools.CodeRemoteError, Message: err.Error()}
+}
+
+// remoteResult turns a remote tool's JSON result into the SDK's.
+func remoteResult(raw []byte) (*mcp.CallToolResult, error) {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return errorResult(&tools.Error{Code: tools.CodeRemoteError, Message: "the agent's result is not a valid MCP tool result"}), nil
+	}
+	if r.Content == nil {
+		r.Content = []mcp.Content{}
+	}
+	return &r, nil
+}
+
+// traits is what the token rule needs of a tool: a local tool's
+// readOnlyHint, or a remote tool's annotations (from the federation's
+// annotation cache) and its agent's team.
+func (s *Server) traits(ctx context.Context, t *tools.Tool, remote bool) (agent.ToolTraits, error) {
+	if !remote {
+		return agent.ToolTraits{ReadOnly: t.ReadOnly}, nil
+	}
+	ann, e, err := s.fed.Annotations(ctx, t.Name)
+	if err != nil {
+		if errors.Is(err, federation.ErrUnknownTool) {
+			return agent.ToolTraits{}, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", t.Name)}
+		}
+		return agent.ToolTraits{}, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+	}
+	return agent.ToolTraits{ReadOnly: ann.ReadOnly(), Remote: true, Team: e.Team}, nil
+}
+
+// tokenGuard applies the request's personal access token scope to every
+// tool, ours and remote alike (agent.TokenScope.Admits is the rule).
+func (s *Server) tokenGuard() Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			if inv.Agent.Token == nil {
+				return next(ctx, inv)
+			}
+			_, remote, _ := s.lookupTool(inv.Tool.Name)
+			tr, err := s.traits(ctx, inv.Tool, remote)
+			if err != nil {
+				return nil, err
+			}
+			if err := inv.Agent.Token.Admits(inv.Tool.Name, tr); err != nil {
+				return nil, err
+			}
+			return next(ctx, inv)
+		}
+	}
+}
+
+// listable returns the names of the tools agent a sees in tools/list:
+// those the registry allows it (tier, tool filter, operator gates), the
+// remote tools its tier and filter allow, both narrowed by its token's
+// scope (from the catalog: listing never waits for an agent), and
+// optionally only those of a category.
+func (s *Server) listable(a *agent.Agent, category string) map[string]bool {
+	allowed := map[string]bool{}
+	for _, t := range s.tools.Allowed(a, s.config.Gates, category) {
+		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly}) == nil {
+			allowed[t.Name] = true
+		}
+	}
+	if s.fed == nil || (category != "" && !strings.EqualFold(category, CategoryRemote)) {
+		return allowed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rt := range s.fed.Tools() {
+		t := s.remoteTools[rt.Name]
+		if t == nil || !a.ToolAllowed(t.Info()) {
+			continue
+		}
+		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly, Remote: true, Team: rt.Entity.Team}) == nil {
+			allowed[t.Name] = true
+		}
+	}
+	return allowed
+}
+
+// listMeta is the _meta of a tools/list result: the federation's
+// warnings (agents whose tools are absent), when there are any.
+func (s *Server) listMeta() mcp.Meta {
+	if s.fed == nil {
+		return nil
+	}
+	w := s.fed.Warnings()
+	if len(w) == 0 {
+		return nil
+	}
+	return mcp.Meta{"federation": map[string]any{"warnings": w}}
+}
