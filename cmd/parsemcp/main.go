@@ -40,6 +40,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
+	root.AddCommand(newAsk(), newChat())
 	return root
 }
 
