@@ -338,12 +338,14 @@ func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 	}
 }
 
-func (s *Scope) readACL() []string {
+// readACL is the agent's ACL restriction: none for the master key, else
+// the entries it holds.
+func (s *Scope) readACL() query.ACLFilter {
 	p := s.principal()
 	if p.Master {
-		return nil
+		return query.NoACLFilter
 	}
-	return p.Entries
+	return query.ACLEntries(p.Entries...)
 }
 
 // Parser returns a where-parser whose cross-class operators resolve classes

@@ -23,8 +23,9 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// writeACL is the list of ACL entries the agent writes with (nil: master).
-func (s *Scope) writeACL() []string { return s.readACL() }
+// writeACL is the agent's ACL restriction on writes (the same entries as
+// its reads, checked against `_wperm`).
+func (s *Scope) writeACL() query.ACLFilter { return s.readACL() }
 
 // checkWritable refuses what the agent may not write or the schema would
 // refuse: system fields, fields outside its visible schema (protected,
@@ -260,22 +261,13 @@ func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Objec
 }
 
 // aclGrants reports whether row's ACL grants the agent access ("read" or
-// "write"). A row without an ACL is public; the master key passes.
+// "write"), in memory, by the same filter the SQL applies.
 func (s *Scope) aclGrants(row parse.Object, access string) bool {
-	p := s.principal()
-	if p.Master {
-		return true
+	rperm, wperm := parse.PermsOf(row[parse.FieldACL])
+	if access == "write" {
+		return s.writeACL().Admits(wperm)
 	}
-	acl, ok := row[parse.FieldACL].(map[string]any)
-	if !ok {
-		return row[parse.FieldACL] == nil
-	}
-	for _, e := range p.Entries {
-		if perms, ok := acl[e].(map[string]any); ok && perms[access] == true {
-			return true
-		}
-	}
-	return false
+	return s.readACL().Admits(rperm)
 }
 
 // echo returns what the agent may see of a row it wrote: the row redacted
@@ -346,7 +338,7 @@ func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (par
 	if _, visible := rows[0][parse.FieldACL]; !visible && !s.principal().Master {
 		// The ACL is outside the agent's view (an allowlist without it):
 		// read it raw to judge the write.
-		raw, err := s.st.Find(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
+		raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
 		if err != nil || len(raw) == 0 {
 			return nil, err
 		}

@@ -113,7 +113,7 @@ func newEnv(t *testing.T, name string, st store.Store) *env {
 // set changes one object with the master key (no governance).
 func (e *env) set(t *testing.T, class, id string, fields parse.Object) {
 	t.Helper()
-	if _, _, err := e.st.Update(context.Background(), store.Write{Class: class, ID: id}, fields); err != nil {
+	if _, _, err := e.st.Update(context.Background(), store.Write{WriteACL: query.NoACLFilter, Class: class, ID: id}, fields); err != nil {
 		t.Fatalf("plant %s#%s: %v", class, id, err)
 	}
 }
@@ -226,7 +226,7 @@ func (e *env) plant(t *testing.T) {
 // all returns every row of class, read with the master key.
 func (e *env) all(t *testing.T, class string) []parse.Object {
 	t.Helper()
-	rows, err := e.st.Find(context.Background(), &query.Query{Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+	rows, err := e.st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 	if err != nil {
 		t.Fatalf("read %s: %v", class, err)
 	}
@@ -236,7 +236,7 @@ func (e *env) all(t *testing.T, class string) []parse.Object {
 // raw returns one row read with the master key (nil when missing).
 func (e *env) raw(t *testing.T, class, id string) parse.Object {
 	t.Helper()
-	rows, err := e.st.Find(context.Background(), &query.Query{Class: class, Limit: 1,
+	rows, err := e.st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: 1,
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}})
 	if err != nil {
 		t.Fatal(err)

@@ -287,9 +287,9 @@ func testClassNotFound(t *testing.T, s store.Store) {
 	wantErr(t, "Schema(Nope)", err, store.ErrClassNotFound)
 	_, err = s.Schema(ctx, "game") // class names are case-sensitive
 	wantErr(t, "Schema(game)", err, store.ErrClassNotFound)
-	_, err = s.Find(ctx, &query.Query{Class: "Nope", Limit: -1})
+	_, err = s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Nope", Limit: -1})
 	wantErr(t, "Find(Nope)", err, store.ErrClassNotFound)
-	_, err = s.Count(ctx, &query.Query{Class: "Nope", Limit: -1})
+	_, err = s.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Nope", Limit: -1})
 	wantErr(t, "Count(Nope)", err, store.ErrClassNotFound)
 	err = s.Create(ctx, "Nope", []parse.Object{{"a": "b"}})
 	wantErr(t, "Create(Nope)", err, store.ErrClassNotFound)
