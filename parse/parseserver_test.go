@@ -66,7 +66,9 @@ func TestCLPAgainstParseServer(t *testing.T) {
 		out := mustOK(call(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name, "email": name + "@example.com"}, "", false))
 		users[name] = struct{ id, token string }{out["objectId"].(string), out["sessionToken"].(string)}
 	}
-	ptr := func(id string) map[string]any { return map[string]any{"__type": "Pointer", "className": "_User", "objectId": id} }
+	ptr := func(id string) map[string]any {
+		return map[string]any{"__type": "Pointer", "className": "_User", "objectId": id}
+	}
 	mustOK(call(http.MethodPost, "/roles", map[string]any{"name": "Staff", "ACL": map[string]any{"*": map[string]any{"read": true}},
 		"users": map[string]any{"__op": "AddRelation", "objects": []any{ptr(users["alice"].id)}}}, "", true))
 
