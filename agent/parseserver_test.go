@@ -58,7 +58,9 @@ func TestWritesReadBackThroughParseServer(t *testing.T) {
 	}
 	scope := agent.NewScope(agent.New(agent.Write, id), st)
 
-	ptr := func(id string) map[string]any { return map[string]any{"__type": "Pointer", "className": "_User", "objectId": id} }
+	ptr := func(id string) map[string]any {
+		return map[string]any{"__type": "Pointer", "className": "_User", "objectId": id}
+	}
 	created, err := scope.Create(ctx, "Note", parse.Object{"title": "mine", "owner": ptr(users["alice"].id)})
 	if err != nil {
 		t.Fatal(err)
