@@ -30,6 +30,7 @@ var oracleClasses = map[string]string{
 	"NoCount":  `{"find": {"*": true}, "get": {"*": true}}`,
 	"Ptr":      `{"find": {"pointerFields": ["owner"]}, "count": {"pointerFields": ["owner"]}, "get": {"pointerFields": ["owner"]}}`,
 	"ReadUF":   `{"find": {}, "count": {}, "get": {}, "readUserFields": ["owner"]}`,
+	"Editors":  `{"find": {}, "count": {}, "get": {}, "readUserFields": ["editors"]}`,
 	"AuthOnly": `{"find": {"requiresAuthentication": true}, "count": {"requiresAuthentication": true}, "get": {"requiresAuthentication": true}}`,
 	"AuthPtr":  `{"find": {"requiresAuthentication": true, "pointerFields": ["owner"]}, "count": {"requiresAuthentication": true}, "get": {"*": true}}`,
 	"Staff":    `{"find": {"role:Staff": true}, "count": {"role:Staff": true}, "get": {"role:Staff": true}}`,
@@ -80,9 +81,16 @@ func TestCLPAgainstParseServer(t *testing.T) {
 		mustOK(call(http.MethodPost, "/schemas/"+class, map[string]any{"className": class, "classLevelPermissions": perms, "fields": map[string]any{
 			"owner": map[string]any{"type": "Pointer", "targetClass": "_User"}, "label": map[string]any{"type": "String"},
 			"secret": map[string]any{"type": "String"}, "note": map[string]any{"type": "String"},
+			"editors": map[string]any{"type": "Array"},
 		}}, "", true))
 		for _, owner := range []string{"alice", "bob"} {
-			mustOK(call(http.MethodPost, "/classes/"+class, map[string]any{"owner": ptr(users[owner].id), "label": owner, "secret": "s-" + owner, "note": "n-" + owner}, "", true))
+			// editors: an Array of user Pointers (readUserFields on an
+			// Array keeps the rows whose array holds the user).
+			editors := []any{ptr(users[owner].id)}
+			if owner == "bob" {
+				editors = append(editors, ptr(users["alice"].id))
+			}
+			mustOK(call(http.MethodPost, "/classes/"+class, map[string]any{"owner": ptr(users[owner].id), "label": owner, "secret": "s-" + owner, "note": "n-" + owner, "editors": editors}, "", true))
 		}
 	}
 
