@@ -91,27 +91,48 @@ func (s *Scope) checkPointers(ctx context.Context, raw parse.Schema, obj parse.O
 	_, tenantField, _ := s.tenantValue(raw)
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		f, ok := raw.Fields[k]
-		if !ok || f.Type != parse.TypePointer || k == tenantField {
+		if !ok || k == tenantField {
 			continue
 		}
-		class, id, ok := parse.PointerID(obj[k])
-		if !ok {
-			continue // unset, or a value Normalize refuses
+		var targets []any
+		switch f.Type {
+		case parse.TypePointer:
+			targets = []any{obj[k]}
+		case parse.TypeArray:
+			// The Pointers an Array holds are pointers the write sets too.
+			targets, _ = obj[k].([]any)
 		}
-		if class == "" {
-			class = f.TargetClass
+		for _, v := range targets {
+			class, id, ok := parse.PointerID(v)
+			if !ok {
+				continue // unset, not a Pointer, or a value Normalize refuses
+			}
+			if class == "" {
+				class = f.TargetClass
+			}
+			if err := s.checkReadable(ctx, k, class, id); err != nil {
+				return err
+			}
 		}
-		rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
-		var ce *ClassError
-		var de *DeniedError
-		switch {
-		case errors.As(err, &ce), errors.As(err, &de):
-			return &PointerError{Field: k, Class: class, ID: id}
-		case err != nil:
-			return err
-		case len(rows) == 0:
-			return &PointerError{Field: k, Class: class, ID: id}
-		}
+	}
+	return nil
+}
+
+// checkReadable returns a *PointerError unless the agent can get class/id.
+func (s *Scope) checkReadable(ctx context.Context, field, class, id string) error {
+	if class == "" || !parse.ValidObjectID(id) {
+		return &PointerError{Field: field, Class: class, ID: id}
+	}
+	rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
+	var ce *ClassError
+	var de *DeniedError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &de):
+		return &PointerError{Field: field, Class: class, ID: id}
+	case err != nil:
+		return err
+	case len(rows) == 0:
+		return &PointerError{Field: field, Class: class, ID: id}
 	}
 	return nil
 }

@@ -640,6 +640,11 @@ func attackTable() []attack {
 			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"customer": pointer("Customer", "@GLOBEX_CUSTOMER@")}},
 			code: "not_found", msg: `field "customer": Object not found: Customer#@GLOBEX_CUSTOMER@`,
 			twin: [2]string{"@GLOBEX_CUSTOMER@", "CZZZZZZZZZ"}, unchanged: []string{"Ticket#" + ticketOrg}},
+		{name: "wptr/update_array_cross_tenant", pol: "demo", profile: "support", gates: allGates, target: "update_object",
+			// a Pointer held in an Array field is checked like a Pointer field.
+			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"tags": []any{"ok", pointer("Ticket", "@GLOBEX_TICKET@")}}},
+			code: "not_found", msg: `field "tags": Object not found: Ticket#@GLOBEX_TICKET@`,
+			twin: [2]string{"@GLOBEX_TICKET@", missingTicket}, unchanged: []string{"Ticket#" + ticketOrg}},
 		{name: "wptr/update_readable_pointer", pol: "test", profile: "member", gates: allGates, target: "update_object",
 			// the same update naming the agent's own tenant's project passes.
 			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"project": pointer("Project", projectWebsite)}},
