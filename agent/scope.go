@@ -171,6 +171,9 @@ func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 		fields[name] = f
 	}
 	sch.Fields = fields
+	// Left-out operations shown as what they mean (master key only), as
+	// Parse Server's schema API shows them.
+	sch.CLP = sch.CLP.Filled()
 	if !s.principal().Master {
 		sch.CLP.ProtectedFields = nil // which fields are protected is itself protected
 	}
