@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -104,46 +103,14 @@ func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOp
 
 // lock holds an exclusive lock on class until the returned function (also
 // run at cleanup) releases it.
-func (h *hostile) lock(t *testing.T, class string) func() {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := h.st.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE "`+class+`" IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release := func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
-	t.Cleanup(release)
-	return release
-}
+func (h *hostile) lock(t *testing.T, class string) func() { return pgtest.LockClass(t, h.st, class) }
 
 // active counts the statements on Big running in this test's database.
-func (h *hostile) active(t *testing.T) int {
-	t.Helper()
-	var n int
-	if err := h.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-		AND query LIKE '%FROM "Big"%'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+func (h *hostile) active(t *testing.T) int { return pgtest.Active(t, h.st, "Big") }
 
 // waitActive waits until want statements on Big run; the deadline only
 // bounds a hang.
-func (h *hostile) waitActive(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for h.active(t) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("statements on Big: %d, want %d", h.active(t), want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func (h *hostile) waitActive(t *testing.T, want int) { pgtest.WaitActive(t, h.st, "Big", want) }
 
 func (h *hostile) client(t *testing.T, token string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
 	t.Helper()
