@@ -51,6 +51,23 @@ type Call struct {
 	// Approve, when set, is asked before a destructive change runs
 	// (delete_object, delete_class, destructive methods); nil approves.
 	Approve ApproveFunc
+	// Catalog, when set, returns the tools the calling agent may call,
+	// optionally of one category: the server's full catalog (remote
+	// agents' tools included, its token's scope applied). Nil: the
+	// registry's tools the agent is allowed.
+	Catalog func(category string) []*Tool
+}
+
+// allowed returns the tools the calling agent may call (of category, when
+// not empty).
+func (c *Call) allowed(category string) []*Tool {
+	switch {
+	case c.Catalog != nil:
+		return c.Catalog(category)
+	case c.Registry == nil:
+		return nil
+	}
+	return c.Registry.Allowed(c.Scope.Agent(), c.gates(), category)
 }
 
 // withScope returns a copy of c running in scope.
