@@ -56,6 +56,11 @@ type storeFlags struct {
 	fed             fedFlags
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
+	// inProcess is set when the server answers this process's own client
+	// (ask, chat): the master-key notices, meant for an operator exposing
+	// a server, are left out (the client's banner names the identity).
+	inProcess bool
+	poolSize  int // database connections of the opened store (0: unknown)
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -122,7 +127,7 @@ func (f *storeFlags) loadPolicy(ctx context.Context, log *slog.Logger, st store.
 		return nil, fmt.Errorf("--agent %q: no such profile in the policy (have %v)", f.agentName, pol.Names())
 	}
 	for _, name := range pol.Names() {
-		if pol.Profile(name).Identity.Kind == policy.IdentityMaster {
+		if !f.inProcess && pol.Profile(name).Identity.Kind == policy.IdentityMaster {
 			log.Warn("agent profile acts with the master key: every row of every visible class, ACLs ignored", "profile", name)
 		}
 	}
@@ -336,7 +341,9 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 		id = agent.Identity{Mode: agent.AuthRole, Roles: f.asRoles}
 	default:
 		id = agent.Identity{Mode: agent.AuthMaster}
-		log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
+		if !f.inProcess {
+			log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
+		}
 	}
 	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
 		if tok := r.Header.Get(SessionHeader); tok != "" {
