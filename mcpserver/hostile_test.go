@@ -41,10 +41,10 @@ type hostile struct {
 // slowArgs aggregates Big: it waits while the test holds Big's lock.
 var slowArgs = map[string]any{"class_name": "Big", "pipeline": `[{"$group": {"_id": "$title", "n": {"$sum": 1}}}]`}
 
-func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOptions) *hostile {
+func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOptions, po ...postgres.Option) *hostile {
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())))
+	st, err := postgres.Open(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())), po...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,10 +161,18 @@ func slowCallBody(id int) string {
 
 // A flood of slow queries from one principal: MaxInFlight of them run,
 // the rest wait briefly and get 429 rate_limited with Retry-After, and
-// another principal's calls answer normally meanwhile (they find a free
-// database connection: the pool is larger than one principal's share).
+// another principal's calls answer normally meanwhile. The pool holds one
+// connection more than one principal's share (the least
+// mcpserver.CheckPoolShare admits): the per-principal cap alone leaves
+// that connection to the others.
 func TestSlowQueryFlood(t *testing.T) {
-	h := hostileServer(t, mcpserver.HTTPOptions{MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{})
+	if err := mcpserver.CheckPoolShare(4, 5); err != nil {
+		t.Fatal(err)
+	}
+	if mcpserver.CheckPoolShare(4, 4) == nil || mcpserver.CheckPoolShare(0, mcpserver.DefaultMaxInFlight) == nil {
+		t.Fatal("a pool no larger than one principal's share passed")
+	}
+	h := hostileServer(t, mcpserver.HTTPOptions{MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{}, postgres.WithMaxConns(5))
 	release := h.lock(t, "Big")
 	alice := h.client(t, "alice", nil)
 	type outcome struct {

@@ -494,6 +494,16 @@ func TestServeRefusesPublicBindWithoutKey(t *testing.T) {
 	}
 }
 
+// serve refuses a per-principal in-flight cap that is not below the
+// database pool: one agent's slow queries could hold every connection.
+func TestServeRefusesInFlightCapAtPoolSize(t *testing.T) {
+	db := fixtureDB(t)
+	_, stderr, code := run(t, nil, "serve", "--store", "sqlite:"+db, "--addr", "127.0.0.1:0", "--db-max-conns", "4", "--max-inflight", "4")
+	if code != 1 || !strings.Contains(stderr, "--max-inflight: one principal may have 4 requests in flight, and the database pool holds 4 connections") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
 // --audit store writes one _AgentAudit object per call, readable with the
 // master key only.
 func TestAuditToStore(t *testing.T) {

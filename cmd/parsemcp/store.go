@@ -86,7 +86,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
-	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 8); keep it above --max-inflight so one agent's slow queries cannot take every connection")
+	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 16); must stay above --max-inflight so one agent's slow queries cannot take every connection")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 	f.fed.register(fl)
 }
@@ -222,6 +222,18 @@ func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int) 
 		return nil, "", err
 	}
 	return st, "sqlite:" + path, nil
+}
+
+// poolSize returns how many database connections st opens at most (0
+// when it has no pool of its own).
+func poolSize(st store.Store) int {
+	switch st := st.(type) {
+	case *postgres.Store:
+		return int(st.Pool().Config().MaxConns)
+	case *sqlite.Store:
+		return st.DB().Stats().MaxOpenConnections
+	}
+	return 0
 }
 
 func sqlitePath(spec string) (string, error) {
@@ -373,6 +385,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 			st.Close()
 		}
 	}()
+	f.poolSize = poolSize(st)
 	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
 		return nil, nil, err
