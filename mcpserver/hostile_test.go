@@ -36,6 +36,8 @@ type hostile struct {
 	st  *postgres.Store
 	srv *mcpserver.Server
 	url string
+	// base carries the clients' requests (nil: http.DefaultTransport).
+	base http.RoundTripper
 }
 
 // slowArgs aggregates Big: it waits while the test holds Big's lock.
@@ -119,7 +121,7 @@ func (h *hostile) client(t *testing.T, token string, elicit func(context.Context
 		opts = &mcp.ClientOptions{ElicitationHandler: elicit}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: token, Version: "1"}, opts).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token}}, DisableStandaloneSSE: true},
+		&mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token, base: h.base}}, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("%s connects: %v", token, err)
@@ -259,8 +261,14 @@ func TestConnectionDroppingClient(t *testing.T) {
 
 // Slow-loris clients (headers or a body trickling in, idle connections)
 // are cut off by the server's timeouts and do not stop another client.
+//
+// Bob opens a connection per request: a kept-alive one could be closed by
+// the server's idle timeout just as his client reuses it (a POST is not
+// retried), which would make his answer depend on the machine's speed.
 func TestSlowLorisClient(t *testing.T) {
-	h := hostileServer(t, mcpserver.HTTPOptions{ReadTimeout: time.Second}, mcpserver.ServerOptions{HeaderTimeout: time.Second, ReadTimeout: time.Second, IdleTimeout: time.Second})
+	limit := 3 * time.Second // past it a stalled connection is cut; only the test's length depends on it
+	h := hostileServer(t, mcpserver.HTTPOptions{ReadTimeout: limit}, mcpserver.ServerOptions{HeaderTimeout: limit, ReadTimeout: limit, IdleTimeout: limit})
+	h.base = &http.Transport{DisableKeepAlives: true}
 	addr := strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp")
 	body := slowCallBody(1)
 	openers := map[string]string{
