@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -311,7 +312,6 @@ func TestSlowLorisClient(t *testing.T) {
 func TestApprovalParkingClient(t *testing.T) {
 	h := hostileServer(t, mcpserver.HTTPOptions{MaxStreams: 4, MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{})
 	parked, leave := make(chan struct{}, 8), make(chan struct{})
-	defer close(leave) // the person never answers; at the end the client gives up
 	alice := h.client(t, "alice", func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		parked <- struct{}{}
 		select {
@@ -320,12 +320,20 @@ func TestApprovalParkingClient(t *testing.T) {
 		}
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	})
+	// At the end alice gives up: her calls are cancelled, the person's
+	// prompts answered, and her four calls have returned before her client
+	// closes (a client's Close waits for the calls it still tracks).
 	calls, stopCalls := context.WithCancel(context.Background())
-	defer stopCalls() // alice gives up her calls at the end (before her client closes)
+	var running sync.WaitGroup
+	defer func() {
+		stopCalls()
+		close(leave)
+		running.Wait()
+	}()
 	for i := range 4 {
-		go func() {
+		running.Go(func() {
 			_, _ = alice.CallTool(calls, &mcp.CallToolParams{Name: "delete_object", Arguments: map[string]any{"class_name": "Small", "object_id": fmt.Sprintf("s%07d", i)}})
-		}()
+		})
 	}
 	for range 4 {
 		<-parked
