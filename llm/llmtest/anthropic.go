@@ -244,7 +244,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Streamed: the event flow of Anthropic's documentation
-	// (https://docs.anthropic.com/en/docs/build-with-claude/streaming, now
+	// (https://docs.anthropic.com/en/api/messages-streaming, now also
 	// https://platform.claude.com/docs/build-with-claude/streaming):
 	// message_start with empty content, per content block a
 	// content_block_start, its deltas (text_delta; input_json_delta for a
