@@ -16,7 +16,7 @@ import (
 )
 
 // CategoryRemote is the category of remote agents' tools.
-const CategoryRemote = "remote"
+const CategoryRemote = tools.CategoryRemote
 
 // remoteFailure is a remote tool's own error: the client gets the agent's
 // result as it is; the guard chain (audit) sees err.

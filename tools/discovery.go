@@ -21,7 +21,7 @@ func discoveryTools() []*Tool {
 }
 
 type listToolsArgs struct {
-	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom)"`
+	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom, remote)"`
 }
 
 func listTools(_ context.Context, c *Call) (any, error) {

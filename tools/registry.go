@@ -29,6 +29,9 @@ const (
 	CategoryExport    = "export"
 	CategoryDiscovery = "discovery"
 	CategoryCustom    = "custom"
+	// CategoryRemote holds the tools of remote agents (federation); the
+	// server adds them, never the registry.
+	CategoryRemote = "remote"
 )
 
 // Categories describes each category in one line.
@@ -40,6 +43,7 @@ var Categories = map[string]string{
 	CategoryExport:    "Bulk export as CSV, Markdown or a text table.",
 	CategoryDiscovery: "The tool catalog itself.",
 	CategoryCustom:    "Application-registered tools without a built-in category.",
+	CategoryRemote:    "Tools of remote agents reached through the server's federation, named <type>-<id>__<tool>.",
 }
 
 // Call is one invocation of a tool.
