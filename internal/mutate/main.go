@@ -5,7 +5,8 @@
 //
 // Each mutant in the list (mutants.yaml beside this file) names a file, an
 // exact snippet of its source, the replacement, and the packages (and
-// optionally a -run pattern) whose tests must catch it. For each mutant the
+// optionally a -run pattern, for all of them or per package as
+// "./pkg/ -run Pattern") whose tests must catch it. For each mutant the
 // tree is copied to a temporary directory, the snippet replaced there, and
 // the packages' tests run in that copy, one package after another, stopping
 // at the first failure. The working tree is never modified.
@@ -170,10 +171,14 @@ func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) 
 	if err := os.WriteFile(filepath.Join(tree, m.File), mutated, 0o644); err != nil {
 		return Broken, err.Error()
 	}
-	for _, pkg := range m.Pkgs {
+	for _, entry := range m.Pkgs {
+		pkg, run := entry, m.Run
+		if p, r, ok := strings.Cut(entry, " -run "); ok {
+			pkg, run = strings.TrimSpace(p), strings.TrimSpace(r)
+		}
 		args := []string{"test", "-count=1", "-failfast", "-vet=off"}
-		if m.Run != "" {
-			args = append(args, "-run", m.Run)
+		if run != "" {
+			args = append(args, "-run", run)
 		}
 		args = append(args, pkg)
 		out, err := goCmd(tree, timeout, args...)
