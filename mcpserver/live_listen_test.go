@@ -67,12 +67,19 @@ func (l *listener) next(t *testing.T, uri string) update {
 	return update{}
 }
 
-func (l *listener) none(t *testing.T, why string) {
+// quietListen is quiet for listeners (subscribed to barrierURI).
+func quietListen(t *testing.T, why string, change func(), ls ...*listener) {
 	t.Helper()
-	select {
-	case got := <-l.updates:
-		t.Fatalf("%s: unexpected notification for %s", why, got.uri)
-	case <-time.After(600 * time.Millisecond):
+	change()
+	for _, l := range ls {
+		select {
+		case got := <-l.updates:
+			if got.uri != barrierURI {
+				t.Fatalf("%s: unexpected notification for %s", why, got.uri)
+			}
+		case <-time.After(10 * time.Second): // bounds a hang
+			t.Fatalf("%s: no notification for the barrier %s", why, barrierURI)
+		}
 	}
 }
 
@@ -106,7 +113,13 @@ func TestLiveListenStateless(t *testing.T) {
 	if err := a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: samples}); err != nil {
 		t.Fatal(err)
 	}
-	waitSubscriptions(t, srv, 3)
+	for _, l := range []*listener{a, b} {
+		if err := l.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: barrierURI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := barrier(t, st)
+	waitSubscriptions(t, srv, 5)
 
 	// A row only alice can read.
 	objs := []parse.Object{{"title": "alice's", "ACL": aclFor(alice)}}
@@ -121,7 +134,7 @@ func TestLiveListenStateless(t *testing.T) {
 	if got[count] == "" || got[samples] == "" || got[count] == got[samples] {
 		t.Fatalf("alice's two listens: %v (want two notifications naming different subscriptions)", got)
 	}
-	b.none(t, "a row bob cannot read was created")
+	quietListen(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
 	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: objs[0]["objectId"].(string)}, parse.Object{"ACL": aclFor(bob)}); err != nil {
@@ -150,19 +163,19 @@ func TestLiveListenStateless(t *testing.T) {
 			t.Errorf("listen to %s: %d %s, want an error saying %q", uri, r.status, r.body, want)
 		}
 	}
-	waitSubscriptions(t, srv, 3)
+	waitSubscriptions(t, srv, 5)
 
 	// Ending a listen releases its subscription; the others stay.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: samples}); err != nil {
 		t.Fatal(err)
 	}
-	waitSubscriptions(t, srv, 2)
+	waitSubscriptions(t, srv, 4)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "public"}}); err != nil {
 		t.Fatal(err)
 	}
 	a.next(t, count)
 	b.next(t, count)
-	a.none(t, "after the one notification of its remaining listen")
+	quietListen(t, "after the one notification of its remaining listen", change, a, b)
 
 	a.cs.Close()
 	b.cs.Close()

@@ -78,13 +78,45 @@ func (w *watcher) next(t *testing.T, uri string) {
 	}
 }
 
-// none checks that nothing arrives for a while.
-func (w *watcher) none(t *testing.T, why string) {
+// barrierURI is the resource the "nothing arrived" checks end on.
+const barrierURI = "parse://Project/count"
+
+// barrier subscribes ws to barrierURI and returns the change each of them
+// sees there: a public Project created.
+func barrier(t *testing.T, st store.Store, ws ...*watcher) func() {
 	t.Helper()
-	select {
-	case got := <-w.updates:
-		t.Fatalf("%s: unexpected notification for %s", why, got)
-	case <-time.After(600 * time.Millisecond):
+	for _, w := range ws {
+		if err := w.subscribe(t, barrierURI); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	return func() {
+		t.Helper()
+		n++
+		if err := st.Create(context.Background(), "Project", []parse.Object{{"name": fmt.Sprintf("barrier %d", n), "ACL": map[string]any{"*": map[string]any{"read": true}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// quiet is a "nothing arrived" check that ends with a barrier: change
+// (from barrier) is made after what ws must not hear of, and the next
+// notification each of ws gets must be that one. The feed hands changes
+// on in order, so a late leak arrives before the barrier's notification
+// and fails the test; no fixed wait decides anything.
+func quiet(t *testing.T, why string, change func(), ws ...*watcher) {
+	t.Helper()
+	change()
+	for _, w := range ws {
+		select {
+		case got := <-w.updates:
+			if got != barrierURI {
+				t.Fatalf("%s: unexpected notification for %s", why, got)
+			}
+		case <-time.After(10 * time.Second): // bounds a hang
+			t.Fatalf("%s: no notification for the barrier %s", why, barrierURI)
+		}
 	}
 }
 
@@ -150,6 +182,7 @@ func TestLiveSubscriptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	change := barrier(t, st, a, b)
 	snap := srv.LiveSnapshot()
 	if snap.Sessions != 2 || len(snap.ByURI[count]) != 2 {
 		t.Fatalf("index after two subscriptions: %+v", snap)
@@ -162,7 +195,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	}
 	id := objs[0]["objectId"].(string)
 	a.next(t, count)
-	b.none(t, "a row bob cannot read was created")
+	quiet(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
 	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
@@ -176,7 +209,7 @@ func TestLiveSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.next(t, count)
-	a.none(t, "bob's row changed")
+	quiet(t, "bob's row changed", change, a, b)
 
 	// A burst is one notification per subscriber.
 	for i := range 20 {
@@ -186,7 +219,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	}
 	a.next(t, count)
 	b.next(t, count)
-	a.none(t, "after the burst's one notification")
+	quiet(t, "after the burst's one notification", change, a, b)
 
 	// Unsubscribed: nothing more.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: count}); err != nil {
@@ -196,7 +229,10 @@ func TestLiveSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.next(t, count)
-	a.none(t, "unsubscribed")
+	quiet(t, "unsubscribed", change, a, b)
+	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: barrierURI}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Closing bob's session releases his subscriptions.
 	b.cs.Close()
@@ -329,14 +365,13 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	change := barrier(t, st, all1, all2, open)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "closed one", "status": "closed", "ACL": aclFor(alice)}}); err != nil {
 		t.Fatal(err)
 	}
 	all1.next(t, count)
 	all2.next(t, count)
-	open.none(t, "a closed ticket, filtered out of this session's rows")
-	all1.none(t, "after its one notification")
-	all2.none(t, "after its one notification")
+	quiet(t, "a closed ticket, filtered out of this session's rows (or a second notification)", change, open, all1, all2)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "open one", "status": "open", "ACL": aclFor(alice)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -447,11 +482,12 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	if err := w.subscribe(t, "parse://Ledger/count"); err != nil {
 		t.Fatalf("subscribing to the count alice may read: %v", err)
 	}
+	change := barrier(t, st, w)
 	if err := st.Create(ctx, "Ledger", []parse.Object{{"amount": 5.0}}); err != nil {
 		t.Fatal(err)
 	}
 	w.next(t, "parse://Ledger/count")
-	w.none(t, "only the count is subscribed")
+	quiet(t, "only the count is subscribed", change, w)
 }
 
 // A client that holds its listening stream open but stops reading it does
