@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,7 +106,11 @@ func TestCancelReachesDatabase(t *testing.T) {
 				t.Fatalf("cancel of unknown id %s: %d %s", id, r.status, r.body)
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
+		// Barrier: a request in bob's session is answered after his
+		// notifications before it were handled.
+		if r := raw(t, http.MethodPost, url, "bob-token", bob, `{"jsonrpc":"2.0","id":99,"method":"ping"}`); r.status != http.StatusOK || !strings.Contains(r.body, `"id":99`) {
+			t.Fatalf("ping in bob's session: %d %s", r.status, r.body)
+		}
 		if active(t) != 1 {
 			t.Fatal("a cancel from another session stopped alice's statement")
 		}
