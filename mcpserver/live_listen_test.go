@@ -102,7 +102,7 @@ func waitSubscriptions(t *testing.T, srv *mcpserver.Server, n int) {
 func TestLiveListenStateless(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond})
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Senders: 1})
 	const count, samples = "parse://Ticket/count", "parse://Ticket/samples"
 	a, b := newListener(t, url, "alice-token"), newListener(t, url, "bob-token")
 	for _, l := range []*listener{a, b} {

@@ -37,7 +37,7 @@ func TestLiveAcrossInstancesThroughRedis(t *testing.T) {
 	}
 	stA, stB := fixtureStore(t), fixtureStore(t)
 	_, _ = liveServer(t, stA, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nA})
-	srvB, urlB := liveServer(t, stB, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nB})
+	srvB, urlB := liveServer(t, stB, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nB, Senders: 1})
 	count := "parse://Ticket/count"
 	w := watch(t, srvB, urlB, "alice-token")
 	if err := w.subscribe(t, count); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -103,8 +104,10 @@ func barrier(t *testing.T, st store.Store, ws ...*watcher) func() {
 // quiet is a "nothing arrived" check that ends with a barrier: change
 // (from barrier) is made after what ws must not hear of, and the next
 // notification each of ws gets must be that one. The feed hands changes
-// on in order, so a late leak arrives before the barrier's notification
-// and fails the test; no fixed wait decides anything.
+// on in order and the debouncer fires in trigger order (one sender,
+// LiveOptions.Senders: 1, keeps that order on the wire), so a late leak
+// arrives before the barrier's notification and fails the test; no fixed
+// wait decides anything.
 func quiet(t *testing.T, why string, change func(), ws ...*watcher) {
 	t.Helper()
 	change()
@@ -170,11 +173,32 @@ func aclFor(users ...string) map[string]any {
 // A subscriber is told about a change only when it could see the row
 // before or after it (enter and leave included), once per burst; the
 // schema cannot be subscribed; unsubscribe and the end of the session
-// release everything.
+// release everything. The debounce windows run on a fake clock: a window
+// closes when the test says so, once the changes it must hold are in.
 func TestLiveSubscriptions(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 150 * time.Millisecond})
+	const window = 150 * time.Millisecond
+	clock := clockwork.NewFakeClock()
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: window, Clock: clock, Senders: 1})
+	// settle closes the debounce windows once n notifications wait in
+	// them (the changes before are then all decided).
+	settle := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // bounds a hang
+		for srv.LivePending() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d notifications pending, want %d", srv.LivePending(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := clock.BlockUntilContext(bctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(window)
+	}
 	count := "parse://Ticket/count"
 	a, b := watch(t, srv, url, "alice-token"), watch(t, srv, url, "bob-token")
 	for _, w := range []*watcher{a, b} {
@@ -182,7 +206,8 @@ func TestLiveSubscriptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	change := barrier(t, st, a, b)
+	project := barrier(t, st, a, b)
+	change := func() { project(); settle(2) } // a's and b's barriers
 	snap := srv.LiveSnapshot()
 	if snap.Sessions != 2 || len(snap.ByURI[count]) != 2 {
 		t.Fatalf("index after two subscriptions: %+v", snap)
@@ -194,6 +219,7 @@ func TestLiveSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := objs[0]["objectId"].(string)
+	settle(1)
 	a.next(t, count)
 	quiet(t, "a row bob cannot read was created", change, b, a)
 
@@ -201,6 +227,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
 		t.Fatal(err)
 	}
+	settle(2)
 	a.next(t, count)
 	b.next(t, count)
 
@@ -208,18 +235,22 @@ func TestLiveSubscriptions(t *testing.T) {
 	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
 		t.Fatal(err)
 	}
+	settle(1)
 	b.next(t, count)
 	quiet(t, "bob's row changed", change, a, b)
 
-	// A burst is one notification per subscriber.
+	// A burst is one notification per subscriber: 20 creates, then the
+	// barrier, all in one window.
 	for i := range 20 {
 		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "burst " + string(rune('a'+i))}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	project()
+	settle(4) // each one's count and barrier
 	a.next(t, count)
 	b.next(t, count)
-	quiet(t, "after the burst's one notification", change, a, b)
+	quiet(t, "after the burst's one notification", func() {}, a, b)
 
 	// Unsubscribed: nothing more.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: count}); err != nil {
@@ -228,6 +259,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "after unsubscribe"}}); err != nil {
 		t.Fatal(err)
 	}
+	settle(1)
 	b.next(t, count)
 	quiet(t, "unsubscribed", change, a, b)
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: barrierURI}); err != nil {
@@ -346,7 +378,7 @@ func TestListChanged(t *testing.T) {
 func TestLiveGroupsNeverMergeRules(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond}, noAgents)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Senders: 1}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {
 		a := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: alice})
 		switch r.Header.Get("Authorization") {
@@ -471,7 +503,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	if err := st.CreateClass(ctx, ledger); err != nil {
 		t.Fatal(err)
 	}
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond})
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1})
 	w := watch(t, srv, url, "alice-token")
 	if _, err := w.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "parse://Ledger/samples"}); err == nil {
 		t.Fatal("reading the samples of a class alice may not find succeeded")

@@ -16,7 +16,7 @@ import (
 func TestLiveWriteOnlyACL(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond})
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1})
 	const count = "parse://Ticket/count"
 	w := watch(t, srv, url, "alice-token")
 	if err := w.subscribe(t, count); err != nil {
@@ -41,7 +41,7 @@ func TestLiveWriteOnlyACL(t *testing.T) {
 func TestLiveVisibilityFromDatabase(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond}, noAgents)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {
 		if r.Header.Get("Authorization") != "Bearer apollo" {
 			return nil, agent.ErrUnauthorized
