@@ -6,7 +6,7 @@
 // Each mutant in the list (mutants.yaml beside this file) names a file, an
 // exact snippet of its source, the replacement, and the packages (and
 // optionally a -run pattern, for all of them or per package as
-// "./pkg/ -run Pattern") whose tests must catch it. For each mutant the
+// "./pkg/ -run Pattern -skip Pattern") whose tests must catch it. For each mutant the
 // tree is copied to a temporary directory, the snippet replaced there, and
 // the packages' tests run in that copy, one package after another, stopping
 // at the first failure. The working tree is never modified.
@@ -19,7 +19,8 @@
 //
 //	go run ./internal/mutate                 # every mutant
 //	go run ./internal/mutate -check          # only verify the snippets (fast)
-//	go run ./internal/mutate -only 'tenant'  # mutants whose name matches
+//	go run ./internal/mutate -only 'tenant'  # mutants whose name or area matches
+//	go run ./internal/mutate -from NAME      # resume at a mutant
 //
 // The exit status is 0 only when every selected mutant was caught.
 package main
@@ -35,6 +36,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,6 +69,7 @@ const (
 func main() {
 	list := flag.String("list", "", "the mutant list (default: mutants.yaml beside this program, in the module)")
 	only := flag.String("only", "", "run only the mutants whose name or area matches this regexp")
+	from := flag.String("from", "", "start at the mutant of this name (resume a run)")
 	check := flag.Bool("check", false, "only verify that every snippet is found exactly once; run no tests")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound on one mutant's test run (it only stops a hang)")
 	verbose := flag.Bool("v", false, "print the test output of caught mutants too")
@@ -95,6 +98,13 @@ func main() {
 			}
 		}
 		mutants = sel
+	}
+	if *from != "" {
+		i := slices.IndexFunc(mutants, func(m Mutant) bool { return m.Name == *from })
+		if i < 0 {
+			fatal(fmt.Errorf("no mutant named %q", *from))
+		}
+		mutants = mutants[i:]
 	}
 	if len(mutants) == 0 {
 		fatal(fmt.Errorf("no mutants selected"))
@@ -172,15 +182,15 @@ func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) 
 		return Broken, err.Error()
 	}
 	for _, entry := range m.Pkgs {
-		pkg, run := entry, m.Run
-		if p, r, ok := strings.Cut(entry, " -run "); ok {
-			pkg, run = strings.TrimSpace(p), strings.TrimSpace(r)
-		}
+		// "./pkg/ -run A|B -skip C": the package, then go test flags
+		// (patterns without spaces).
+		fields := strings.Fields(entry)
 		args := []string{"test", "-count=1", "-failfast", "-vet=off"}
-		if run != "" {
-			args = append(args, "-run", run)
+		if m.Run != "" && !slices.Contains(fields, "-run") {
+			args = append(args, "-run", m.Run)
 		}
-		args = append(args, pkg)
+		args = append(args, fields[1:]...)
+		args = append(args, fields[0])
 		out, err := goCmd(tree, timeout, args...)
 		if err == context.DeadlineExceeded {
 			return TimedOut, out
