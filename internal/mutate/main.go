@@ -34,10 +34,12 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -66,7 +68,14 @@ const (
 	TimedOut  Outcome = "TIMEOUT"
 )
 
+// interrupted ends with SIGINT or SIGTERM: the running go test and its
+// test binaries are ended with it.
+var interrupted context.Context
+
 func main() {
+	var stop context.CancelFunc
+	interrupted, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	list := flag.String("list", "", "the mutant list (default: mutants.yaml beside this program, in the module)")
 	only := flag.String("only", "", "run only the mutants whose name or area matches this regexp")
 	from := flag.String("from", "", "start at the mutant of this name (resume a run)")
@@ -114,6 +123,7 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+	workDir = work
 	defer os.RemoveAll(work)
 	// One path for every mutant's copy: the build cache then reuses every
 	// package a mutant does not touch.
@@ -208,14 +218,18 @@ func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) 
 
 // goCmd runs the go command in dir with CI=true.
 func goCmd(dir string, timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(interrupted, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
+	ownGroup(cmd)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=true")
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
+	if interrupted.Err() != nil {
+		fatal(fmt.Errorf("interrupted"))
+	}
 	if ctx.Err() != nil {
 		return buf.String(), context.DeadlineExceeded
 	}
@@ -318,7 +332,13 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
+// workDir is the run's temporary directory, removed on a fatal error too.
+var workDir string
+
 func fatal(err error) {
+	if workDir != "" {
+		os.RemoveAll(workDir)
+	}
 	fmt.Fprintln(os.Stderr, "mutate:", err)
 	os.Exit(2)
 }
