@@ -63,9 +63,10 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// slack is how late a fire may be in these tests (race detector, loaded
-// CI machines). The latency target itself is measured in bench/subscribe.
-const slack = 500 * time.Millisecond
+// hang bounds every wait for a fire: it only stops a test that hangs
+// (a fire may be late on a loaded machine; lateness is not what these
+// tests check). The latency target itself is measured in bench/subscribe.
+const hang = 30 * time.Second
 
 // barrier triggers a fresh key and waits for it to fire. Keys fire in
 // Trigger order (one fixed window), so afterwards every key triggered
@@ -74,7 +75,7 @@ func barrier(t *testing.T, d *Debouncer, f *fireLog) {
 	t.Helper()
 	key := fmt.Sprint("barrier-", time.Now().UnixNano())
 	d.Trigger(key)
-	waitFor(t, d.Window()+slack, "the barrier key", func() bool { return f.count(key) == 1 })
+	waitFor(t, hang, "the barrier key", func() bool { return f.count(key) == 1 })
 }
 
 // fakeDebouncer is a Debouncer on a fake clock whose fires f records
@@ -230,7 +231,7 @@ func TestDebouncerCancel(t *testing.T) {
 	if n := d.Pending(); n != 1 {
 		t.Fatalf("Pending = %d, want 1 (s10)", n)
 	}
-	waitFor(t, window+slack, "s10's fire", func() bool { return f.count(k10) == 1 })
+	waitFor(t, hang, "s10's fire", func() bool { return f.count(k10) == 1 })
 	barrier(t, d, f)
 	for _, k := range []string{k1, k2, k3} {
 		if f.count(k) != 0 {
@@ -255,7 +256,7 @@ func TestDebouncerCancel(t *testing.T) {
 			want[k] = 1
 		}
 	}
-	waitFor(t, window+slack, "the remaining fires", func() bool {
+	waitFor(t, hang, "the remaining fires", func() bool {
 		for k := range want {
 			if f.count(k) != 1 {
 				return false
@@ -286,7 +287,7 @@ func TestDebouncerReentrant(t *testing.T) {
 	d = NewDebouncer(30*time.Millisecond, f.fire)
 	defer d.Close()
 	d.Trigger("k")
-	waitFor(t, time.Second, "two fires of k", func() bool { return f.count("k") == 2 })
+	waitFor(t, hang, "two fires of k", func() bool { return f.count("k") == 2 })
 }
 
 func TestDebouncerClose(t *testing.T) {
@@ -345,14 +346,14 @@ func TestDebouncerManyKeys(t *testing.T) {
 		d.Trigger(k)
 		d.Trigger(k)
 	}
-	waitFor(t, 5*time.Second, "10,000 fires", func() bool { return fired.Load() >= n })
+	waitFor(t, hang, "10,000 fires", func() bool { return fired.Load() >= n })
 	// A sentinel key fires after every key triggered before it: then no
 	// duplicate can be still to come.
 	mu.Lock()
 	trig["sentinel"] = time.Now()
 	mu.Unlock()
 	d.Trigger("sentinel")
-	waitFor(t, window+slack, "the sentinel", func() bool { return fired.Load() >= n+1 })
+	waitFor(t, hang, "the sentinel", func() bool { return fired.Load() >= n+1 })
 	if got := fired.Load(); got != n+1 {
 		t.Fatalf("%d fires, want %d", got-1, n)
 	}
