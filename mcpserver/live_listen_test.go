@@ -259,7 +259,7 @@ func (l *listener) drain() {
 func TestLiveOverlappingListens(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond}, masterAgents)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1}, masterAgents)
 	sc, cc := net.Pipe()
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
 	if err != nil {
@@ -311,6 +311,9 @@ func TestLiveOverlappingListens(t *testing.T) {
 		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + count + `"]},` + meta + `}}`)
 		next("notifications/subscriptions/acknowledged")
 	}
+	// A third listen, on the barrier resource.
+	send(`{"jsonrpc":"2.0","id":"b","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + barrierURI + `"]},` + meta + `}}`)
+	next("notifications/subscriptions/acknowledged")
 	subscriptionOf := func(m map[string]any) string {
 		p, _ := m["params"].(map[string]any)
 		mt, _ := p["_meta"].(map[string]any)
@@ -343,12 +346,14 @@ func TestLiveOverlappingListens(t *testing.T) {
 	if s := subscriptionOf(next("notifications/resources/updated")); s != "1" {
 		t.Fatalf("after listen two ended: notification for %s", s)
 	}
-	select {
-	case m := <-lines:
-		t.Fatalf("a second notification after listen two ended: %v", m)
-	case <-time.After(500 * time.Millisecond):
+	// The barrier: the next notification must be the barrier listen's.
+	if err := st.Create(ctx, "Project", []parse.Object{{"name": "barrier"}}); err != nil {
+		t.Fatal(err)
 	}
-	if snap := srv.LiveSnapshot(); snap.Subscriptions != 1 {
+	if m := next("notifications/resources/updated"); subscriptionOf(m) != "b" {
+		t.Fatalf("a second notification after listen two ended: %v", m)
+	}
+	if snap := srv.LiveSnapshot(); snap.Subscriptions != 2 {
 		t.Fatalf("index after one of two listens ended: %+v", snap)
 	}
 }
