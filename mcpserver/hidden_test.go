@@ -59,3 +59,32 @@ func TestAccessTokensHiddenFromMaster(t *testing.T) {
 		t.Errorf("get_all_schemas names it: %s", mustJSON(t, out))
 	}
 }
+
+// Internal fields never leave the server, whoever asks: the master key
+// reads _Session without its sessionToken, in rows and in the schema.
+func TestSessionTokenNeverLeaves(t *testing.T) {
+	ctx := context.Background()
+	st := fixtureStore(t)
+	if err := st.Create(ctx, parse.ClassSession, []parse.Object{{parse.FieldObjectID: "s000000001", "sessionToken": "r:SECRET-SESSION",
+		"user": parse.Pointer(parse.ClassUser, bob)}}); err != nil {
+		t.Fatal(err)
+	}
+	cs := govClient(t, st, allGates, agent.Admin, master, agent.Policy{})
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"query_class", map[string]any{"class_name": parse.ClassSession}},
+		{"get_object", map[string]any{"class_name": parse.ClassSession, "object_id": "s000000001"}},
+		{"get_schema", map[string]any{"class_name": parse.ClassSession}},
+		{"export_data", map[string]any{"class_name": parse.ClassSession}},
+	} {
+		out := ok(t, cs, c.tool, c.args)
+		if js := mustJSON(t, out); strings.Contains(js, "sessionToken") || strings.Contains(js, "SECRET-SESSION") {
+			t.Errorf("%s: %s", c.tool, js)
+		}
+	}
+	if out := ok(t, cs, "get_object", map[string]any{"class_name": parse.ClassSession, "object_id": "s000000001"}); !strings.Contains(mustJSON(t, out), bob) {
+		t.Fatalf("the master key reads the session (its user): %s", mustJSON(t, out))
+	}
+}
