@@ -57,8 +57,9 @@ type storeFlags struct {
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 	// inProcess is set when the server answers this process's own client
-	// (ask, chat): the master-key notices, meant for an operator exposing
-	// a server, are left out (the client's banner names the identity).
+	// (ask, chat): the notices meant for an operator exposing a server
+	// (the master key, whose use the client's banner names; the change
+	// feed, which serves subscribers) are left out.
 	inProcess bool
 	poolSize  int // database connections of the opened store (0: unknown)
 }
@@ -372,7 +373,13 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 // newServer opens the store and builds the MCP server. closeAll stops the
 // server, flushes the audit sink and closes the store, in that order.
 func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcpserver.Server, closeAll func(), err error) {
-	st, err := f.openStore(ctx, log)
+	storeLog := log
+	if f.inProcess && !f.verbose {
+		// ask and chat: the store's notices about its change feed concern
+		// a server's subscribers, not a client in this process.
+		storeLog = logger(slog.LevelError)
+	}
+	st, err := f.openStore(ctx, storeLog)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -391,7 +398,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		return nil, nil, err
 	}
 	f.pol = pol
-	if pg, ok := st.(*postgres.Store); ok {
+	if pg, ok := st.(*postgres.Store); ok && !f.inProcess {
 		if installed, err := pg.ChangeFeedInstalled(ctx); err == nil && !installed {
 			log.Warn("the PostgreSQL change feed is not installed: resource subscriptions see only the writes made through this process; run `parsemcp migrate --store …` once")
 		}
