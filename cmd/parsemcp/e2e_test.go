@@ -214,11 +214,15 @@ type server struct {
 	cmd    *exec.Cmd
 }
 
-var listeningRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
+// listeningRE finds the listening line in text and JSON logs.
+var listeningRE = regexp.MustCompile(`"?url"?[=:]"?(http://[^\s"]+/mcp)`)
 
 func startServe(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	if !slices.Contains(args, "--config") {
+		args = append([]string{"--addr", "127.0.0.1:0"}, args...)
+	}
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
