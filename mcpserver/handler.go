@@ -222,7 +222,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
 			return
 		}
-		h.srv.log.Error("agent factory failed", "err", err)
+		h.srv.log.ErrorContext(r.Context(), "agent factory failed", "err", err)
 		rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
 		return
 	}

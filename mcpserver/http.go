@@ -116,9 +116,9 @@ func liftBody(body []byte) ([]byte, string) {
 // (Prometheus).
 func (s *Server) Mux(opts HTTPOptions) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.Handler(opts))
-	mux.HandleFunc("GET /health", s.health)
-	mux.HandleFunc("GET /tools", s.toolCatalog)
+	mux.Handle("/mcp", withRequestID(s.Handler(opts)))
+	mux.Handle("GET /health", withRequestID(http.HandlerFunc(s.health)))
+	mux.Handle("GET /tools", withRequestID(http.HandlerFunc(s.toolCatalog)))
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	return mux
 }
@@ -131,7 +131,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.store.Schemas(r.Context()); err != nil {
-		s.log.Error("health: store unavailable", "err", err)
+		s.log.ErrorContext(r.Context(), "health: store unavailable", "err", err)
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable"})
 		return
@@ -146,7 +146,7 @@ func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized"})
 			return
 		}
-		s.log.Error("agent factory failed", "err", err)
+		s.log.ErrorContext(r.Context(), "agent factory failed", "err", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "internal error"})
 		return
 	}

@@ -734,7 +734,7 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		if errors.As(err, &de) {
 			return invalidParams("cannot subscribe to %s: %s", uri, de.Msg)
 		}
-		return l.srv.internal("resources/subscribe", err)
+		return l.srv.internal(ctx, "resources/subscribe", err)
 	}
 	sid := sessionKey(req.Session)
 	key := uri + "\x00" + vis.Key()

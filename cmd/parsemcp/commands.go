@@ -47,7 +47,10 @@ func newServe() *cobra.Command {
 			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" && f.fed.tokens == "" {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
@@ -132,7 +135,10 @@ func newStdio() *cobra.Command {
 		Short: "Serve one MCP session over stdin/stdout (for Claude Desktop and other local clients)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
@@ -218,7 +224,10 @@ func newCall() *cobra.Command {
 		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err

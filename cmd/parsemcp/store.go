@@ -18,6 +18,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/ratelimit"
@@ -38,6 +39,7 @@ type storeFlags struct {
 	asRoles    []string
 	anonymous  bool
 	verbose    bool
+	logFormat  string
 	tools      tools.Config
 	maxBytes   int
 	timeouts   map[string]string
@@ -68,6 +70,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.asRoles, "as-role", nil, "role names held (with --as-user, or alone to act as a role)")
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log lines as text (key=value) or json; lines about a request carry its request_id, correlation_id and trace_id; argument values, rows and secrets are never logged")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
@@ -156,6 +159,17 @@ func (f *storeFlags) policyFactory(pol *policy.Policy, st store.Store) mcpserver
 		}
 		return pol.Agent(ctx, name, st, r.Header)
 	}
+}
+
+// logger is the command's logger (--log-format, --verbose), also made the
+// process's default so that every package's lines share the format.
+func (f *storeFlags) logger() (*slog.Logger, error) {
+	log, err := reqlog.New(os.Stderr, f.logFormat, f.level())
+	if err != nil {
+		return nil, fmt.Errorf("--log-format: %w", err)
+	}
+	slog.SetDefault(log)
+	return log, nil
 }
 
 func (f *storeFlags) level() slog.Level {
