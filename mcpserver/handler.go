@@ -218,7 +218,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.resolve(r)
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
+			challenge(w, r, h.opts.OAuth)
 			rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
 			return
 		}

@@ -59,6 +59,9 @@ func newServe() *cobra.Command {
 			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() && f.fed.tokens == "" {
 				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
 			}
+			if f.oauth.enabled() {
+				httpOpts.OAuth = &f.oauth.cfg
+			}
 			var h http.Handler = srv.Mux(httpOpts)
 			if apiKey != "" {
 				h = mcpserver.RequireAPIKey(apiKey, h)
@@ -76,6 +79,8 @@ func newServe() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.oauth = &oauthFlags{}
+	f.oauth.register(cmd.Flags())
 	env := os.Getenv("PARSEMCP_ADDR")
 	if env == "" {
 		env = DefaultAddr

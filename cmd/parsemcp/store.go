@@ -56,6 +56,7 @@ type storeFlags struct {
 	liveDebounce    time.Duration
 	dbMaxConns      int
 	fed             fedFlags
+	oauth           *oauthFlags // serve only
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
@@ -395,6 +396,13 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		factory = f.policyFactory(pol, st)
 	} else if factory, err = f.agentFactory(ctx, log, st); err != nil {
 		return nil, nil, err
+	}
+	if f.oauth.enabled() {
+		var stop func()
+		if factory, stop, err = f.oauth.factory(ctx, log, pol, st, factory); err != nil {
+			return nil, nil, err
+		}
+		f.closers = append(f.closers, stop)
 	}
 	if f.fed.tokens != "" {
 		ts, err := openTokens(ctx, f.fed.tokens, st)
