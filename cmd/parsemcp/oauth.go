@@ -73,4 +73,3 @@ func (o *oauthFlags) factory(ctx context.Context, log *slog.Logger, pol *policy.
 		return a, nil
 	}, v.Close, nil
 }
-

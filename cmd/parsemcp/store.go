@@ -56,7 +56,7 @@ type storeFlags struct {
 	liveDebounce    time.Duration
 	dbMaxConns      int
 	fed             fedFlags
-	oauth           *oauthFlags // serve only
+	oauth           *oauthFlags    // serve only
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 }
