@@ -114,13 +114,22 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
+			ctx, span := tracer.Start(ctx, "tool "+inv.Tool.Name)
+			defer span.End()
 			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve})
 		})
 		for i := len(s.guards) - 1; i >= 0; i-- {
 			run = s.guards[i](run)
 		}
 		ctx, stop := s.startProgress(ctx, req)
-		data, err := run(ctx, &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments})
+		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments}
+		ctx, span := startToolSpan(ctx, inv)
+		data, err := run(ctx, inv)
+		code := ""
+		if err != nil {
+			code = tools.AsError(err).Code
+		}
+		endToolSpan(span, data, code)
 		stop()
 		var ir *inputRequired
 		var rf *remoteFailure

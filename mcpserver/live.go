@@ -503,7 +503,10 @@ func (l *live) sendBatch(st *senderState) bool {
 		if b.listen != nil && b.listen[i] != nil {
 			params = listenParams(b.uri, b.listen[i])
 		}
-		if err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params); err != nil {
+		_, span := traceDelivery(b.uri)
+		err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params)
+		span.End()
+		if err != nil {
 			// The session is gone: release what it held.
 			l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
 			l.releaseSession(ls)

@@ -19,6 +19,7 @@ import (
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/internal/reqlog"
+	"github.com/parsemcp/parsemcp/internal/telemetry"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/ratelimit"
@@ -381,6 +382,18 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 			st.Close()
 		}
 	}()
+	traced, flush, err := telemetry.Setup(ctx, mcpserver.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	if traced {
+		log.Info("tracing on: spans go out over OTLP/HTTP as the OTEL_* variables say")
+		f.closers = append(f.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = flush(ctx)
+		})
+	}
 	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
 		return nil, nil, err
