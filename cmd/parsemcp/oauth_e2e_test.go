@@ -142,7 +142,8 @@ oauth-resource: %s
 oauth-scopes: [parse:read]
 log-format: json
 `, fixtureDB(t), port, pol, as.issuer, resource)), 0o600)
-	s := startServe(t, nil, "--config", cfg)
+	col := newCollector(t)
+	s := startServe(t, col.env(), "--config", cfg)
 	if s.url != resource {
 		t.Fatalf("serving %s, want %s", s.url, resource)
 	}
@@ -236,6 +237,21 @@ log-format: json
 	}
 	s.cmd.Process.Signal(os.Interrupt)
 	s.cmd.Wait()
+	// Each person's calls were traced, under the policy profile the
+	// token chose.
+	spans, raw := col.snapshot()
+	calls := 0
+	for _, sp := range spans {
+		if sp.Name == "guard chain" && attr(sp, "parsemcp.agent.profile") == "people" {
+			calls++
+		}
+	}
+	if calls != 4 {
+		t.Errorf("%d traced tool calls of profile people, want 4 (two per person)", calls)
+	}
+	if strings.Contains(string(raw), good[len(good)-20:]) {
+		t.Errorf("a token reached the spans")
+	}
 	for _, tok := range append([]string{good}, refused["wrong issuer"]) {
 		if strings.Contains(s.stderr.String(), tok[len(tok)-20:]) {
 			t.Errorf("a token reached the log")
