@@ -48,6 +48,7 @@ type storeFlags struct {
 	costPerMT  float64
 	rateLimit  string
 	redisURL   string
+	redisPfx   string
 	policy     string
 	agentName  string
 	// approvals and progress
@@ -77,6 +78,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
 	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
+	fl.StringVar(&f.redisPfx, "redis-prefix", "parsemcp", "prefix of the Redis keys and channels: instances serving the same application share one; deployments sharing a Redis use different ones")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
@@ -465,7 +467,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	opts.RateLimit = limiter
 	opts.Live = &mcpserver.LiveOptions{Debounce: f.liveDebounce}
 	if rc != nil {
-		n := subscribe.NewRedis(rc, "parsemcp:live", log)
+		n := subscribe.NewRedis(rc, f.redisPfx+":live", log)
 		opts.Live.Notifier = n
 		// Closers run in order: the notifier stops before its client.
 		f.closers = append([]func(){func() { n.Close() }}, f.closers...)
@@ -530,7 +532,7 @@ func (f *storeFlags) limiter(rc *redis.Client) (ratelimit.Limiter, error) {
 		return nil, err
 	}
 	if rc != nil {
-		return ratelimit.NewRedis(rc, "parsemcp:rl", n, window)
+		return ratelimit.NewRedis(rc, f.redisPfx+":rl", n, window)
 	}
 	return ratelimit.NewLocal(n, window)
 }
