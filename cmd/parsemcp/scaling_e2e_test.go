@@ -68,7 +68,8 @@ func startCluster(t *testing.T, args ...string) *cluster {
 	redistest.Client(t, "") // skips without Redis, except in CI
 	db := fixtureDB(t)
 	common := append([]string{"--store", "sqlite:" + db, "--redis", "redis://" + redistest.Addr() + "/0", "--redis-prefix", redistest.Name("scale-")}, args...)
-	c := &cluster{a: startServe(t, nil, common...), b: startServe(t, nil, common...)}
+	env := []string{"PARSEMCP_ALLOW_WRITE_TOOLS=true", "PARSEMCP_ALLOW_RAW_CRUD=true"}
+	c := &cluster{a: startServe(t, env, common...), b: startServe(t, env, common...)}
 	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func count(cs *mcp.ClientSession) error {
 }
 
 func TestTwoInstancesBehindALoadBalancer(t *testing.T) {
-	c := startCluster(t)
+	c := startCluster(t, "--permission", "write", "--live-debounce", "100ms")
 
 	t.Run("stateful sessions stick to their instance", func(t *testing.T) {
 		before := toolCalls(t, c.a) + toolCalls(t, c.b)
@@ -171,6 +172,49 @@ func TestTwoInstancesBehindALoadBalancer(t *testing.T) {
 		}
 		if da, db := toolCalls(t, c.a)-a0, toolCalls(t, c.b)-b0; da == 0 || db == 0 || da+db != 8 {
 			t.Errorf("calls per instance: %d and %d, want both used, 8 in all", da, db)
+		}
+	})
+
+	t.Run("a subscriber is told of writes through either instance", func(t *testing.T) {
+		ctx := context.Background()
+		updates := make(chan string, 64)
+		watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.lb}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer watcher.Close()
+		const uri = "parse://Ticket/count"
+		if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		// A stateless writer: its writes alternate between the instances.
+		writer, err := connect(t, c.lb, "2026-07-28")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer writer.Close()
+		a0, b0 := toolCalls(t, c.a), toolCalls(t, c.b)
+		notified := 0
+		for i := 0; i < 20 && notified < 2; i++ { // the listening stream opens asynchronously: retry
+			if out, isErr := callTool(t, writer, "create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"title": "scale"}}); isErr {
+				t.Fatalf("create_object: %v", out)
+			}
+			select {
+			case got := <-updates:
+				if got != uri {
+					t.Fatalf("notification for %s", got)
+				}
+				notified++
+			case <-time.After(time.Second): // bounds the wait for this write only
+			}
+		}
+		if notified < 2 {
+			t.Fatalf("the subscriber was told of %d writes", notified)
+		}
+		if toolCalls(t, c.a) == a0 || toolCalls(t, c.b) == b0 {
+			t.Errorf("the writes did not go through both instances")
 		}
 	})
 
