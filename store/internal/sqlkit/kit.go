@@ -196,7 +196,9 @@ func (k *Kit[T]) begin(ctx context.Context) (T, error) {
 // precision, for what is missing), inserted by k.Insert and, when watched,
 // read back for the feed in the same transaction; objs learn what was
 // assigned once the transaction is committed.
-func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) error {
+func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) (err error) {
+	ctx, end := traceWrite(ctx, "insert", class, len(objs))
+	defer func() { end(err) }()
 	sch, err := k.Schemas.Shared(ctx, class)
 	if err != nil {
 		return err
@@ -250,6 +252,8 @@ func (k *Kit[T]) writeSchema(ctx context.Context, w store.Write) (parse.Schema, 
 // Update is Store.Update, in one transaction: the row is read (with
 // k.Lock), then updated by one statement repeating w's checks.
 func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (before, after parse.Object, err error) {
+	ctx, end := traceWrite(ctx, "update", w.Class, 1)
+	defer func() { end(err) }()
 	sch, err := k.writeSchema(ctx, w)
 	if err != nil {
 		return nil, nil, err
@@ -297,7 +301,9 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 
 // Delete is Store.Delete: the row and its rows in the class's join tables
 // go in one transaction.
-func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
+func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err error) {
+	ctx, end := traceWrite(ctx, "delete", w.Class, 1)
+	defer func() { end(err) }()
 	sch, err := k.writeSchema(ctx, w)
 	if err != nil {
 		return nil, err

@@ -33,3 +33,20 @@ func traced(ctx context.Context, db Querier, sqlText string, args []any, row fun
 	span.End()
 	return err
 }
+
+// traceWrite starts the span of one write transaction (insert, update or
+// delete of rows of class; its statements' values are never recorded);
+// end records how it ended.
+func traceWrite(ctx context.Context, op, class string, rows int) (context.Context, func(error)) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, func(error) {}
+	}
+	ctx, span := tracer.Start(ctx, "db.write", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("db.operation.name", op), attribute.String("db.collection.name", class), attribute.Int("parsemcp.rows", rows)))
+	return ctx, func(err error) {
+		if err != nil {
+			span.SetStatus(codes.Error, "write failed")
+		}
+		span.End()
+	}
+}
