@@ -89,7 +89,8 @@ t000000004,Orbit calc,Comet,1,
 `, out)
 	want := map[string]any{
 		"class_name": "Ticket", "format": "csv", "row_count": 5.0, "output": out,
-		"headers": []any{"objectId", "title", "Project", "priority", "due"},
+		"headers":    []any{"objectId", "title", "Project", "priority", "due"},
+		"pagination": map[string]any{"limit": 1000.0, "skip": 0.0, "has_more": false},
 	}
 	if d := cmp.Diff(want, res); d != "" {
 		t.Fatalf("envelope (-want +got):\n%s", d)
@@ -436,7 +437,7 @@ func TestExportByteCap(t *testing.T) {
 	}
 	objs = append(objs, parse.Object{"objectId": "tHuge00001", "title": strings.Repeat("y", 5<<20), "priority": 10.0})
 	mustCreate(t, st, "Ticket", objs...)
-	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
+	cs := connect(t, budgetServer(t, st, 8<<20, nil), "")
 	// A CSV or Markdown row is one line of ~600 KiB: 6 fit. Every line of a
 	// text table is as wide as its widest cell, and the table has 4 lines
 	// besides its rows: 2 fit.

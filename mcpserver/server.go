@@ -58,8 +58,12 @@ type Options struct {
 	Logger  *slog.Logger
 	// ToolConfig tunes the built-in tools (default tools.DefaultConfig).
 	ToolConfig *tools.Config
-	// MaxResponseBytes caps a serialized tool result (default 4 MiB).
+	// MaxResponseBytes is the response budget: the largest serialized
+	// tool result, in bytes (default DefaultMaxResponseBytes, about 4,000
+	// tokens). Paged results are cut to fit; others over it are refused.
 	MaxResponseBytes int
+	// ResponseBudgets overrides MaxResponseBytes per tool name (bytes).
+	ResponseBudgets map[string]int
 	// Timeouts overrides tools' time limits by tool name.
 	Timeouts map[string]time.Duration
 	// RateLimit bounds tool calls per principal (agent.Agent.Key); nil: none.
@@ -169,7 +173,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

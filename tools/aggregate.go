@@ -152,18 +152,20 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 			return nil, err
 		}
 	}
-	res := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages)}
-	if pc := pointerClasses(p); len(pc) > 0 {
-		res["pointer_classes"] = pc
+	pc := pointerClasses(p)
+	if len(pc) == 0 {
+		pc = nil
 	}
 	if args.DryRun {
 		if err := c.Scope.CheckPipeline(ctx, p); err != nil {
 			return nil, err
 		}
-		res["dry_run"] = true
-		res["pipeline"] = json.RawMessage(raw)
-		res["hint"] = "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."
-		return res, nil
+		out := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages), "dry_run": true, "pipeline": json.RawMessage(raw),
+			"hint": "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."}
+		if pc != nil {
+			out["pointer_classes"] = pc
+		}
+		return out, nil
 	}
 	rows, err := c.Scope.Aggregate(ctx, p)
 	if err != nil {
@@ -172,14 +174,31 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	if rows == nil {
 		rows = []map[string]any{}
 	}
-	res["result_count"] = len(rows)
-	res["results"] = rows
+	res := &RowsResult{ClassName: sch.ClassName, PipelineStages: len(p.Stages), PointerClasses: pc, ResultCount: len(rows), Results: rows, all: rows}
 	if autoLimited && len(rows) >= AutoLimit {
-		res["auto_limited"] = true
-		res["auto_limit"] = AutoLimit
-		res["hint"] = fmt.Sprintf(`The pipeline was bounded with {"$limit": %d} because it did not end with $limit or $count. Add your own final $limit to choose the size, or run count_objects first to size the result.`, AutoLimit)
+		res.AutoLimited, res.AutoLimit = true, AutoLimit
+		res.Hint = fmt.Sprintf(`The pipeline was bounded with {"$limit": %d} because it did not end with $limit or $count. Add your own final $limit to choose the size, or run count_objects first to size the result.`, AutoLimit)
 	}
+	// A cut page continues with the caller's pipeline and a final $skip
+	// past the rows sent (before the automatic $limit, when there is one).
+	userRaw, _ := args.Pipeline.raw()
+	next := map[string]any{"class_name": sch.ClassName}
+	if args.ApplyCanonicalFilter != nil {
+		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: "aggregate", args: next,
+		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(userRaw, skip) }}
 	return res, nil
+}
+
+// withSkip appends {"$skip": n} to a raw pipeline, keeping its text (and
+// so its $sort key order).
+func withSkip(raw []byte, n int) json.RawMessage {
+	body := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")))
+	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("[")))) == 0 {
+		return json.RawMessage(fmt.Sprintf(`[{"$skip":%d}]`, n))
+	}
+	return json.RawMessage(fmt.Sprintf(`%s,{"$skip":%d}]`, body, n))
 }
 
 // Group operations.
@@ -193,6 +212,7 @@ type groupCommon struct {
 	Where      Where  `json:"where,omitempty"`
 	Sort       string `json:"sort,omitempty" jsonschema:"value_desc, value_asc, key_asc or key_desc"`
 	Limit      *int   `json:"limit,omitempty" jsonschema:"groups to return"`
+	Skip       int    `json:"skip,omitempty" jsonschema:"groups to skip, for paging (next_call sets it)"`
 	DryRun     bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
 }
 
@@ -213,6 +233,7 @@ type distinctArgs struct {
 	Where     Where  `json:"where,omitempty"`
 	Sort      string `json:"sort,omitempty" jsonschema:"asc (default) or desc"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"values to return"`
+	Skip      int    `json:"skip,omitempty" jsonschema:"values to skip, for paging (next_call sets it)"`
 	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
 }
 
@@ -356,11 +377,17 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	}
 	stages = append(stages,
 		map[string]any{"$group": map[string]any{"_id": "$" + args.Field, "value": acc}},
-		sortStage(sort, "objectId"),
-		map[string]any{"$limit": limit + 1})
+		sortStage(sort, "objectId"))
+	if args.Skip > 0 {
+		stages = append(stages, map[string]any{"$skip": args.Skip})
+	}
+	stages = append(stages, map[string]any{"$limit": limit + 1})
 	params := map[string]any{"field": args.Field, "operation": opName(args.Operation), "sort": sort, "limit": limit}
 	if args.ValueField != "" {
 		params["value_field"] = args.ValueField
+	}
+	if args.FlattenArrays != nil {
+		params["flatten_arrays"] = *args.FlattenArrays
 	}
 	if args.DryRun {
 		if err := checkStages(ctx, c, sch, stages); err != nil {
@@ -373,18 +400,26 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	groups := groupRows(rows, "objectId")
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field, "operation": params["operation"], "limit": limit}
-	if len(groups) > limit {
-		groups = groups[:limit]
-		res["truncated"] = true
-	}
-	res["group_count"] = len(groups)
-	res["groups"] = groups
+	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Operation: opName(args.Operation), Sort: sort}
+	res.setRows(groups, "group_by", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
-		res["pointer_class"] = f.TargetClass
-		res["hint"] = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)
+		res.PointerClass = f.TargetClass
+		res.Hint = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)
 	}
 	return res, nil
+}
+
+// groupNext is the arguments of a group tool's next page: its effective
+// parameters, class and where.
+func groupNext(class string, params map[string]any, w Where) map[string]any {
+	next := map[string]any{"class_name": class}
+	for k, v := range params {
+		next[k] = v
+	}
+	if m, _ := w.object(); len(m) > 0 {
+		next["where"] = m
+	}
+	return next
 }
 
 func opName(op string) string {
@@ -442,13 +477,17 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	}
 	stages = append(stages,
 		map[string]any{"$group": map[string]any{"_id": "$" + args.Field}},
-		map[string]any{"$sort": map[string]any{"objectId": dir}},
-		map[string]any{"$limit": limit + 1})
+		map[string]any{"$sort": map[string]any{"objectId": dir}})
+	if args.Skip > 0 {
+		stages = append(stages, map[string]any{"$skip": args.Skip})
+	}
+	stages = append(stages, map[string]any{"$limit": limit + 1})
+	params := map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}
 	if args.DryRun {
 		if err := checkStages(ctx, c, sch, stages); err != nil {
 			return nil, err
 		}
-		return dryRun(sch.ClassName, map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}, stages), nil
+		return dryRun(sch.ClassName, params, stages), nil
 	}
 	_, rows, err := runStages(ctx, c, sch, stages)
 	if err != nil {
@@ -462,15 +501,10 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		}
 		values = append(values, v)
 	}
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field}
-	if len(values) > limit {
-		values = values[:limit]
-		res["truncated"] = true
-	}
-	res["count"] = len(values)
-	res["values"] = values
+	res := &ValuesResult{ClassName: sch.ClassName, Field: args.Field}
+	res.setRows(values, "distinct", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
-		res["pointer_class"] = f.TargetClass
+		res.PointerClass = f.TargetClass
 	}
 	return res, nil
 }

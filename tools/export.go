@@ -200,20 +200,51 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		}
 		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes of %s; export fewer or narrower columns%s", MaxExportBytes, format, hint), Details: map[string]any{"max_bytes": MaxExportBytes}}
 	}
-	truncated := hasMore || n < len(t.rows)
-	t.rows = t.rows[:n]
-	res := map[string]any{
-		"class_name": sch.ClassName,
-		"format":     format,
-		"headers":    t.headers,
-		"row_count":  n,
-		"output":     t.render(format),
+	next := map[string]any{"class_name": sch.ClassName, "format": format, "limit": limit}
+	if spec.whereObj != nil {
+		next["where"] = spec.whereObj
 	}
-	if truncated {
-		res["truncated"] = true
-		res["next_skip"] = args.Skip + n
+	if args.Order != "" {
+		next["order"] = args.Order
 	}
+	if len(bytes.TrimSpace(args.Columns)) > 0 {
+		next["columns"] = args.Columns
+	}
+	if args.Keys != nil {
+		next["keys"] = []string(args.Keys)
+	}
+	if len(args.Include) > 0 {
+		next["include"] = []string(args.Include)
+	}
+	res := &ExportResult{ClassName: sch.ClassName, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
+	res.Page = newPage("export_data", next, limit, args.Skip, n, hasMore || n < len(t.rows))
+	res.keep(n)
 	return res, nil
+}
+
+// ExportResult is the answer of export_data: the rendered rows.
+type ExportResult struct {
+	ClassName string   `json:"class_name"`
+	Format    string   `json:"format"`
+	Headers   []string `json:"headers"`
+	RowCount  int      `json:"row_count"`
+	Output    string   `json:"output"`
+	Page
+	table *textTable
+	all   [][]string
+}
+
+func (r *ExportResult) keep(n int) {
+	r.table.rows = r.all[:n]
+	r.RowCount = n
+	r.Output = r.table.render(r.Format)
+}
+
+func (r *ExportResult) pageRows() int { return len(r.all) }
+
+func (r *ExportResult) keepRows(n int) {
+	r.keep(n)
+	r.cut(n, len(r.all))
 }
 
 // exportFormat canonicalises the format argument ("md" and "table" are

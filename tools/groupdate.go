@@ -147,10 +147,9 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		}
 		return a.key < b.key
 	})
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field, "interval": interval, "timezone": tz, "operation": op, "sort": sortBy}
-	if len(groups) > limit {
-		groups = groups[:limit]
-		res["truncated"] = true
+	groups = groups[min(args.Skip, len(groups)):]
+	if len(groups) > limit+1 {
+		groups = groups[:limit+1]
 	}
 	out := make([]any, 0, len(groups))
 	for _, b := range groups {
@@ -160,8 +159,8 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		}
 		out = append(out, g)
 	}
-	res["group_count"] = len(out)
-	res["groups"] = out
+	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Interval: interval, Timezone: tz, Operation: op, Sort: sortBy}
+	res.setRows(out, "group_by_date", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	return res, nil
 }
 

@@ -247,39 +247,35 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, sub); err != nil {
 		return nil, err
 	}
-	res := map[string]any{
-		"class_name":   sch.ClassName,
-		"result_count": len(rows),
-		"pagination":   map[string]any{"limit": limit, "skip": args.Skip, "has_more": hasMore},
-		"results":      nonNil(rows),
+	next := map[string]any{"class_name": sch.ClassName, "limit": limit}
+	if whereObj != nil {
+		next["where"] = whereObj
 	}
-	if len(omitted) > 0 {
-		res["omitted_large_fields"] = omitted
+	if args.Order != "" {
+		next["order"] = args.Order
 	}
-	if tr := c.Scope.TruncatedIncludeFields(); len(tr) > 0 {
-		res["truncated_include_fields"] = tr
+	if args.Keys != nil {
+		next["keys"] = []string(args.Keys)
+	}
+	if len(args.Include) > 0 {
+		next["include"] = []string(args.Include)
+	}
+	if args.ApplyCanonicalFilter != nil {
+		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	rows = nonNil(rows)
+	res := &QueryResult{
+		ClassName:              sch.ClassName,
+		ResultCount:            len(rows),
+		Results:                rows,
+		OmittedLargeFields:     omitted,
+		ElidedFields:           elideLarge(rows, args.Keys),
+		TruncatedIncludeFields: c.Scope.TruncatedIncludeFields(),
+		Page:                   newPage("query_class", next, limit, args.Skip, len(rows), hasMore),
+		all:                    rows,
 	}
 	if args.ApplyCanonicalFilter != nil && !*args.ApplyCanonicalFilter {
-		res["canonical_filter_applied"] = false
-	}
-	if hasMore {
-		next := map[string]any{"class_name": sch.ClassName, "limit": limit, "skip": args.Skip + limit}
-		if whereObj != nil {
-			next["where"] = whereObj
-		}
-		if args.Order != "" {
-			next["order"] = args.Order
-		}
-		if args.Keys != nil {
-			next["keys"] = []string(args.Keys)
-		}
-		if len(args.Include) > 0 {
-			next["include"] = []string(args.Include)
-		}
-		if args.ApplyCanonicalFilter != nil {
-			next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
-		}
-		res["next_call"] = map[string]any{"tool": "query_class", "arguments": next}
+		res.CanonicalFilterApplied = new(false)
 	}
 	return res, nil
 }
@@ -355,7 +351,7 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
 		return nil, err
 	}
-	return map[string]any{"class_name": sch.ClassName, "object": rows[0]}, nil
+	return &ObjectResult{ClassName: sch.ClassName, Object: rows[0]}, nil
 }
 
 func getObjects(ctx context.Context, c *Call) (any, error) {
@@ -395,23 +391,25 @@ func getObjects(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
 		return nil, err
 	}
-	objects := make(map[string]any, len(rows))
+	byID := make(map[string]parse.Object, len(rows))
 	for _, r := range rows {
-		objects[r[parse.FieldObjectID].(string)] = r
+		byID[r[parse.FieldObjectID].(string)] = r
 	}
-	missing := []string{}
+	res := &ObjectsResult{ClassName: sch.ClassName, Missing: []string{}, Requested: len(ids)}
 	for _, id := range ids {
-		if _, ok := objects[id]; !ok {
-			missing = append(missing, id)
+		if o, ok := byID[id]; ok {
+			res.found = append(res.found, o)
+		} else {
+			res.Missing = append(res.Missing, id)
 		}
 	}
-	return map[string]any{
-		"class_name": sch.ClassName,
-		"objects":    objects,
-		"missing":    missing,
-		"requested":  len(ids),
-		"found":      len(objects),
-	}, nil
+	res.ElidedFields = elideLarge(res.found, nil)
+	res.args = map[string]any{"class_name": sch.ClassName}
+	if len(args.Include) > 0 {
+		res.args["include"] = []string(args.Include)
+	}
+	res.keepRows(len(res.found))
+	return res, nil
 }
 
 func getSampleObjects(ctx context.Context, c *Call) (any, error) {
@@ -431,7 +429,12 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"class_name": sch.ClassName, "sample_count": len(rows), "results": nonNil(rows)}, nil
+	rows = nonNil(rows)
+	res := map[string]any{"class_name": sch.ClassName, "sample_count": len(rows), "results": rows}
+	if el := elideLarge(rows, nil); len(el) > 0 {
+		res["elided_fields"] = el
+	}
+	return res, nil
 }
 
 // Samples returns the limit most recently created objects the scope may

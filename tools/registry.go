@@ -6,6 +6,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -129,14 +130,21 @@ type Registry struct {
 func NewRegistry() *Registry {
 	r := &Registry{tools: map[string]*Tool{}, subs: map[int]func(){}}
 	for _, t := range Builtin() {
-		if err := r.register(t); err != nil {
+		if err := r.register(t, false); err != nil {
 			panic(err) // a built-in that does not validate is a programming error
 		}
 	}
 	return r
 }
 
-func (r *Registry) register(t *Tool) error {
+// ErrDuplicateTool is returned by Register for a name already taken.
+var ErrDuplicateTool = errors.New("tool already registered")
+
+func (r *Registry) register(in *Tool, replace bool) error {
+	if in == nil {
+		return errors.New("nil tool")
+	}
+	t := *in // the caller's value is not changed
 	if !toolNameRE.MatchString(t.Name) {
 		return fmt.Errorf("tool name %q: use lowercase letters, digits and underscores", t.Name)
 	}
@@ -152,14 +160,24 @@ func (r *Registry) register(t *Tool) error {
 	if t.Timeout <= 0 {
 		t.Timeout = 30 * time.Second
 	}
-	r.tools[t.Name] = t
+	if _, taken := r.tools[t.Name]; taken && !replace {
+		return fmt.Errorf("tool %s: %w (use Replace to swap it)", t.Name, ErrDuplicateTool)
+	}
+	r.tools[t.Name] = &t
 	return nil
 }
 
-// Register adds or replaces a tool and tells the OnChange subscribers.
-func (r *Registry) Register(t *Tool) error {
+// Register adds a tool and tells the OnChange subscribers. A name already
+// registered is refused with ErrDuplicateTool; Replace swaps a tool. The
+// registry keeps its own copy of t.
+func (r *Registry) Register(t *Tool) error { return r.add(t, false) }
+
+// Replace adds a tool or replaces the one of the same name.
+func (r *Registry) Replace(t *Tool) error { return r.add(t, true) }
+
+func (r *Registry) add(t *Tool, replace bool) error {
 	r.mu.Lock()
-	err := r.register(t)
+	err := r.register(t, replace)
 	subs := r.subscribers()
 	r.mu.Unlock()
 	if err == nil {
