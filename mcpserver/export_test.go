@@ -14,6 +14,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // exportOut runs export_data, which must succeed, and returns its output
@@ -63,8 +64,17 @@ func TestExportListed(t *testing.T) {
 			t.Errorf("input schema lacks %q: %v", arg, props)
 		}
 	}
-	if !strings.Contains(tool.Description, `{"field": "project.name", "as": "Project"}`) {
-		t.Errorf("description does not document the column forms: %s", tool.Description)
+	// The column forms: an example in the schema, the rest in the
+	// resource the description points to.
+	if ex, _ := json.Marshal(props["columns"].(map[string]any)["examples"]); !strings.Contains(string(ex), `"as":"Project"`) {
+		t.Errorf("columns has no example: %s", ex)
+	}
+	if !strings.Contains(tool.Description, tools.QueryLanguageURI) {
+		t.Errorf("description does not point to the docs: %s", tool.Description)
+	}
+	doc, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tools.QueryLanguageURI})
+	if err != nil || !strings.Contains(doc.Contents[0].Text, `{"field": "project.name",`) || doc.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("the docs resource does not document the column forms: %v %v", err, doc)
 	}
 }
 

@@ -198,6 +198,9 @@ func New(opts Options) (*Server, error) {
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
+	for _, d := range resources.Docs() {
+		s.mcp.AddResource(&mcp.Resource{URI: d.URI, Name: d.Name, Description: d.Description, MIMEType: d.MIMEType}, s.readResource)
+	}
 	for _, t := range resources.Templates() {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MIMEType: resources.MIMEType}, s.readResource)
 	}
@@ -266,6 +269,7 @@ func (s *Server) syncTools() {
 		}
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        t.Name,
+			Title:       t.Title,
 			Description: t.Description,
 			InputSchema: t.Input,
 			Meta:        mcp.Meta{"category": t.Category},
@@ -378,7 +382,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
 			setCacheable(ctx, req, &res.Cacheable) // built here, not by the SDK
 			for _, r := range list {
-				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: resources.MIMEType})
+				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
 			}
 			return res, nil
 		}
@@ -416,7 +420,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, s.internal("resources/read", err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMEType, Text: text}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMETypeOf(req.Params.URI), Text: text}}}, nil
 }
 
 func (s *Server) promptHandler(name string) mcp.PromptHandler {

@@ -52,6 +52,28 @@ func Templates() []Template {
 // Resource is one concrete resource.
 type Resource struct {
 	URI, Name, Description string
+	// MIMEType is MIMEType unless said otherwise.
+	MIMEType string
+}
+
+// DocMIMEType is the type of the documentation resources.
+const DocMIMEType = "text/markdown"
+
+// Docs are the static documentation resources, the same for every agent:
+// what the tool descriptions point to instead of repeating it.
+func Docs() []Resource {
+	return []Resource{{URI: tools.QueryLanguageURI, Name: "query-language", MIMEType: DocMIMEType,
+		Description: "The where-language, aggregate pipeline stages, paging (next_call) and export_data columns the tools take."}}
+}
+
+// MIMETypeOf is the MIME type of a resource URI.
+func MIMETypeOf(uri string) string {
+	for _, d := range Docs() {
+		if d.URI == uri {
+			return d.MIMEType
+		}
+	}
+	return MIMEType
 }
 
 // URI builds the resource URI of a class and kind.
@@ -87,10 +109,10 @@ func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Resource, 0, 3*len(names))
+	out := append(make([]Resource, 0, 3*len(names)+1), Docs()...)
 	for _, n := range names {
 		for _, k := range Kinds {
-			out = append(out, Resource{URI: URI(n, k), Name: n + " " + k, Description: fmt.Sprintf("The %s of the Parse class %s.", k, n)})
+			out = append(out, Resource{URI: URI(n, k), Name: n + " " + k, Description: fmt.Sprintf("The %s of the Parse class %s.", k, n), MIMEType: MIMEType})
 		}
 	}
 	return out, nil
@@ -99,6 +121,9 @@ func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
 // Read returns the JSON text of a resource. Errors are *agent.ClassError
 // for a class the scope cannot see, ErrBadURI for a malformed URI.
 func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
+	if uri == tools.QueryLanguageURI {
+		return tools.QueryLanguage, nil
+	}
 	class, kind, err := ParseURI(uri)
 	if err != nil {
 		// A well-formed URI whose class name could never exist is answered

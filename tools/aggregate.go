@@ -27,7 +27,23 @@ const (
 var pipelineSchema = &jsonschema.Schema{
 	Type:        "array",
 	Items:       &jsonschema.Schema{Type: "object"},
-	Description: `Stages, e.g. [{"$match":{"status":"open"}},{"$group":{"_id":"$priority","n":{"$sum":1}}},{"$sort":{"n":-1}},{"$limit":10}]. Stages: $match $group $sort $limit $skip $project $addFields $count $unwind $lookup (on a pointer). Group by "$field", by {"a":"$f1","b":"$f2"} or by date parts ({"$year":"$createdAt"}); accumulators $sum $avg $min $max $count $first $last $push $addToSet. "_id" and "objectId" both name the objectId; a pointer is compared as its bare objectId.`,
+	Description: "stages; see " + QueryLanguageURI,
+	Examples:    []any{[]any{map[string]any{"$match": map[string]any{"status": "open"}}, map[string]any{"$group": map[string]any{"_id": "$priority", "n": map[string]any{"$sum": 1}}}}},
+}
+
+// groupInputs are the argument schemas the group tools share.
+func groupInputs(extra map[string]*jsonschema.Schema, defSort string, defLimit, maxLimit int) map[string]*jsonschema.Schema {
+	m := map[string]*jsonschema.Schema{
+		"where":     whereRef,
+		"operation": enumSchema("per group", "count", "count", "sum", "avg", "min", "max"),
+		"sort":      enumSchema("", defSort, "value_desc", "value_asc", "key_asc", "key_desc"),
+		"limit":     intSchema("groups", 1, maxLimit, defLimit),
+		"skip":      skipSchema,
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
 }
 
 func aggregateTools() []*Tool {
@@ -35,42 +51,56 @@ func aggregateTools() []*Tool {
 		{
 			Name:        "aggregate",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("Run an aggregation pipeline on a class (MongoDB-style stages, compiled to SQL). Without a final $limit or $count a $limit of %d is added. dry_run returns the validated pipeline without running it. Prefer group_by, group_by_date or distinct for simple groupings.", AutoLimit),
+			Title:       "Aggregate",
+			Description: fmt.Sprintf("Run an aggregation pipeline on a class (a final $limit %d is added if none).", AutoLimit),
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema}),
+			Input:       schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema, "apply_canonical_filter": canonicalSchema}),
 			Handler:     aggregate,
 		},
 		{
 			Name:        "group_by",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("Group a class by one field and count, sum, average, min or max per group (top-K with sort and limit, default %d, max %d). Array fields can be flattened so each element counts once per row. dry_run shows the pipeline.", DefaultGroupLimit, MaxGroupLimit),
+			Title:       "Group by a field",
+			Description: "Group by a field: count, sum, avg, min or max per value.",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[groupByArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     groupBy,
+			Input: schemaFor[groupByArgs](groupInputs(map[string]*jsonschema.Schema{
+				"flatten_arrays": {Type: "boolean", Default: mustJSON(true), Description: "count Array elements"},
+			}, "value_desc", DefaultGroupLimit, MaxGroupLimit)),
+			Handler: groupBy,
 		},
 		{
 			Name:        "group_by_date",
 			Category:    CategoryAggregate,
-			Description: "Bucket a class by a Date field at an interval (hour, day, week, month, quarter, year) in a time zone (IANA name or ±hh:mm, default UTC) and count, sum, average, min or max per bucket. Keys are formatted like 2025-03-14, 2025-W11, 2025-03, 2025-Q1. dry_run shows the pipeline.",
+			Title:       "Group by date",
+			Description: "Group by interval of a Date field (keys like 2025-03-14, 2025-W11).",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[groupByDateArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     groupByDate,
+			Input: schemaFor[groupByDateArgs](groupInputs(map[string]*jsonschema.Schema{
+				"interval": enumSchema("bucket size", "", dateIntervals...),
+				"timezone": {Type: "string", Default: mustJSON("UTC"), Description: "IANA name or ±hh:mm"},
+			}, "key_asc", DefaultDistinctLimit, MaxDistinctLimit)),
+			Handler: groupByDate,
 		},
 		{
 			Name:        "distinct",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("The distinct values of a field (elements, for Array fields), optionally filtered, sorted asc or desc (default %d, max %d).", DefaultDistinctLimit, MaxDistinctLimit),
+			Title:       "Distinct values",
+			Description: "Distinct values of a field (Array: elements).",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[distinctArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     distinct,
+			Input: schemaFor[distinctArgs](map[string]*jsonschema.Schema{
+				"where": whereRef,
+				"sort":  enumSchema("", "asc", "asc", "desc"),
+				"limit": intSchema("values", 1, MaxDistinctLimit, DefaultDistinctLimit),
+				"skip":  skipSchema,
+			}),
+			Handler: distinct,
 		},
 	}
 }
@@ -101,9 +131,9 @@ func (p Stages) raw() ([]byte, error) {
 }
 
 type aggregateArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class whose objects enter the pipeline"`
+	ClassName string `json:"class_name"`
 	Pipeline  Stages `json:"pipeline"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate and return the pipeline without running it"`
+	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate, do not run"`
 	// ApplyCanonicalFilter false lets rows outside the class's canonical
 	// filter enter the pipeline.
 	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to let rows outside the class's canonical filter (see get_schema) enter the pipeline; default true"`
@@ -205,15 +235,15 @@ func withSkip(raw []byte, n int) json.RawMessage {
 var groupOps = map[string]string{"count": "$sum", "sum": "$sum", "avg": "$avg", "average": "$avg", "min": "$min", "max": "$max"}
 
 type groupCommon struct {
-	ClassName  string `json:"class_name" jsonschema:"the Parse class"`
-	Field      string `json:"field" jsonschema:"the field to group by"`
+	ClassName  string `json:"class_name"`
+	Field      string `json:"field" jsonschema:"group key"`
 	Operation  string `json:"operation,omitempty" jsonschema:"count (default), sum, avg, min or max"`
-	ValueField string `json:"value_field,omitempty" jsonschema:"the Number field the operation reads (not for count)"`
+	ValueField string `json:"value_field,omitempty" jsonschema:"Number field (not for count)"`
 	Where      Where  `json:"where,omitempty"`
 	Sort       string `json:"sort,omitempty" jsonschema:"value_desc, value_asc, key_asc or key_desc"`
 	Limit      *int   `json:"limit,omitempty" jsonschema:"groups to return"`
-	Skip       int    `json:"skip,omitempty" jsonschema:"groups to skip, for paging (next_call sets it)"`
-	DryRun     bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
+	Skip       int    `json:"skip,omitempty"`
+	DryRun     bool   `json:"dry_run,omitempty"`
 }
 
 type groupByArgs struct {
@@ -228,13 +258,13 @@ type groupByDateArgs struct {
 }
 
 type distinctArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
-	Field     string `json:"field" jsonschema:"the field whose distinct values to list"`
+	ClassName string `json:"class_name"`
+	Field     string `json:"field" jsonschema:"the field"`
 	Where     Where  `json:"where,omitempty"`
 	Sort      string `json:"sort,omitempty" jsonschema:"asc (default) or desc"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"values to return"`
-	Skip      int    `json:"skip,omitempty" jsonschema:"values to skip, for paging (next_call sets it)"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
+	Skip      int    `json:"skip,omitempty"`
+	DryRun    bool   `json:"dry_run,omitempty"`
 }
 
 func argErr(arg, format string, a ...any) *Error {

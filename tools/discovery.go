@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/parsemcp/parsemcp/agent"
 )
 
@@ -11,17 +13,17 @@ func discoveryTools() []*Tool {
 	return []*Tool{{
 		Name:        "list_tools",
 		Category:    CategoryDiscovery,
-		Description: "A compact catalog of the tools you may call: name, category and one-line description, without input schemas. Cheaper than tools/list; pass category to narrow it.",
+		Description: "The tools you may call, one line each.",
 		Permission:  agent.Readonly,
 		Timeout:     5 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[listToolsArgs](nil),
+		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom)}),
 		Handler:     listTools,
 	}}
 }
 
 type listToolsArgs struct {
-	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom)"`
+	Category string `json:"category,omitempty" jsonschema:"a category"`
 }
 
 func listTools(_ context.Context, c *Call) (any, error) {

@@ -22,17 +22,18 @@ func explainTools() []*Tool {
 	return []*Tool{{
 		Name:        "explain_query",
 		Category:    CategoryQuery,
-		Description: "Show how the database would run a query_class call (same class_name, where, order): whether it reads the whole class or uses an index, and which. A plan that scans a large class is refused with a suggested index; narrow the where on an indexed field instead.",
+		Title:       "Explain a query",
+		Description: "How the database would run a query_class call: index or full scan.",
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
+		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereRef, "order": orderRef, "limit": intSchema("rows", 1, MaxQueryLimit, DefaultQueryLimit)}),
 		Handler:     explainQuery,
 	}}
 }
 
 type explainArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string `json:"class_name"`
 	Where     Where  `json:"where,omitempty"`
 	Order     string `json:"order,omitempty" jsonschema:"sort keys as for query_class"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"as for query_class (default 100)"`

@@ -39,52 +39,39 @@ const (
 
 func exportTools() []*Tool {
 	return []*Tool{{
-		Name:     "export_data",
-		Category: CategoryExport,
-		Description: fmt.Sprintf(`Export objects of a class as one formatted text block to hand to the user: "csv" (default, RFC 4180 quoting), "markdown" (a GitHub table) or "text" (a fixed-width table with +---+ borders). Use query_class to read data yourself; use this for a copy-pasteable artifact. where, order, skip and include work as in query_class; limit defaults to %d (max %d).
-columns picks and orders the columns. Each entry is either a field path used as its own header ("title", "meta.plan" inside an Object field, "project.name" or "project.owner.username" through Pointers, which are then included automatically, at most %d deep), or an object renaming the header: {"field": "project.name", "as": "Project"}, or the short form {"project.name": "Project"}; a single object {"title": "Title", "project.name": "Project"} also works (columns in the order written). keys is a plain list of paths, as in query_class; give columns or keys, not both.
-Without columns: objectId, createdAt, updatedAt and every other field (ACL and Relation fields left out); each pointer named in include adds a column per field of the pointed-to class ("project.name", …), deeper for paths like "project.owner".
-Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoPoints as "latitude,longitude", Polygons as their coordinates, arrays and objects as compact JSON, missing values empty. The result holds headers, row_count and output (at most %d bytes); when more rows exist, truncated is true and next_skip is the skip for the next call.`, DefaultExportLimit, MaxExportLimit, agent.MaxIncludeDepth, MaxExportBytes),
-		Permission: agent.Readonly,
-		Timeout:    30 * time.Second,
-		ReadOnly:   true,
+		Name:        "export_data",
+		Category:    CategoryExport,
+		Title:       "Export",
+		Description: "Render objects as a csv, markdown or text table for the user (query_class is for reading)." + seeDocs,
+		Permission:  agent.Readonly,
+		Timeout:     30 * time.Second,
+		ReadOnly:    true,
 		Input: schemaFor[exportArgs](map[string]*jsonschema.Schema{
-			"where":   whereSchema,
+			"where":   whereRef,
+			"order":   orderRef,
 			"columns": columnsSchema,
-			"keys":    listSchema("Plain column list (field paths, each its own header); an alternative to columns."),
-			"include": listSchema("Pointer fields whose objects to fetch (\"project.owner\" goes deeper); without columns, their fields become columns."),
-			"format":  {Type: "string", Enum: []any{ExportCSV, ExportMarkdown, ExportText}, Description: `Output format (default "csv").`},
+			"keys":    listSchema("field paths (not with columns)"),
+			"include": listSchema("Pointer fields to include"),
+			"format":  enumSchema("output format", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
+			"limit":   intSchema("rows", 1, MaxExportLimit, DefaultExportLimit),
+			"skip":    skipSchema,
 		}),
 		Handler: exportData,
 	}}
 }
 
 var columnsSchema = &jsonschema.Schema{
-	Description: `Output columns in order. An array whose entries are a field path ("title", "meta.plan", "project.name"), ` +
-		`{"field": "<path>", "as": "<header>"} or the short form {"<path>": "<header>"}; ` +
-		`or one object mapping paths to headers, in the order written: {"title": "Title", "project.name": "Project"}.`,
+	Description: "paths or {field, as}",
+	Examples:    []any{[]any{"title", map[string]any{"field": "project.name", "as": "Project"}}},
 	AnyOf: []*jsonschema.Schema{
-		{Type: "array", Items: columnSchema},
+		{Type: "array", Items: &jsonschema.Schema{Types: []string{"string", "object"}}},
 		{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+		{Type: "string"},
 	},
 }
 
-var columnSchema = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-	{Type: "string"},
-	{
-		Type: "object",
-		Properties: map[string]*jsonschema.Schema{
-			"field": {Type: "string", Description: "field path"},
-			"as":    {Type: "string", Description: "column header (default: the path)"},
-		},
-		Required:             []string{"field"},
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-	},
-	{Type: "object", MinProperties: jsonschema.Ptr(1), MaxProperties: jsonschema.Ptr(1), AdditionalProperties: &jsonschema.Schema{Type: "string"}},
-}}
-
 type exportArgs struct {
-	ClassName string          `json:"class_name" jsonschema:"the Parse class to export"`
+	ClassName string          `json:"class_name"`
 	Where     Where           `json:"where,omitempty"`
 	Order     string          `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
 	Columns   json.RawMessage `json:"columns,omitempty"`
@@ -92,7 +79,7 @@ type exportArgs struct {
 	Include   StringList      `json:"include,omitempty"`
 	Format    string          `json:"format,omitempty"`
 	Limit     *int            `json:"limit,omitempty" jsonschema:"rows to export, 1 to 10000 (default 1000)"`
-	Skip      int             `json:"skip,omitempty" jsonschema:"rows to skip, for pagination (next_skip of the previous call)"`
+	Skip      int             `json:"skip,omitempty"`
 }
 
 // columnSpec is one requested column: a field path and its header.

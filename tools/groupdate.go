@@ -16,6 +16,9 @@ const MaxDateBuckets = 100000
 
 var offsetRE = regexp.MustCompile(`^[+-](0\d|1[0-4]):[0-5]\d$`)
 
+// dateIntervals are the intervals of group_by_date, smallest first.
+var dateIntervals = []string{"second", "minute", "hour", "day", "week", "month", "quarter", "year"}
+
 // dateParts are the group key components of each interval, as the date
 // operator each one uses.
 var dateParts = map[string][][2]string{
@@ -25,6 +28,8 @@ var dateParts = map[string][][2]string{
 	"week":    {{"y", "$isoWeekYear"}, {"w", "$isoWeek"}},
 	"day":     {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}},
 	"hour":    {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}},
+	"minute":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}},
+	"second":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}, {"s", "$second"}},
 }
 
 func groupByDate(ctx context.Context, c *Call) (any, error) {
@@ -42,7 +47,7 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 	interval := strings.ToLower(args.Interval)
 	parts, ok := dateParts[interval]
 	if !ok {
-		return nil, argErr("interval", "must be hour, day, week, month, quarter or year, got %q", args.Interval)
+		return nil, argErr("interval", "must be one of %s, got %q", strings.Join(dateIntervals, ", "), args.Interval)
 	}
 	tz := args.Timezone
 	switch {
@@ -177,7 +182,7 @@ func number(v any) (float64, bool) {
 }
 
 // bucketKey formats a group key: 2025, 2025-Q1, 2025-03, 2025-W11,
-// 2025-03-14, 2025-03-14 09:00.
+// 2025-03-14, 2025-03-14 09:00, 2025-03-14 09:05, 2025-03-14 09:05:07.
 func bucketKey(interval string, k map[string]any) (string, bool) {
 	get := func(name string) (int, bool) {
 		f, ok := number(k[name])
@@ -204,5 +209,13 @@ func bucketKey(interval string, k map[string]any) (string, bool) {
 	}
 	d, _ := get("d")
 	h, _ := get("h")
+	i, _ := get("i")
+	switch interval {
+	case "minute":
+		return fmt.Sprintf("%04d-%02d-%02d %02d:%02d", y, m, d, h, i), true
+	case "second":
+		sec, _ := get("s")
+		return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d", y, m, d, h, i, sec), true
+	}
 	return fmt.Sprintf("%04d-%02d-%02d %02d:00", y, m, d, h), true
 }

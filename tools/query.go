@@ -29,70 +29,80 @@ func queryTools() []*Tool {
 		{
 			Name:        "query_class",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Find objects of a class with a Parse where-constraint. Returns up to limit rows (default %d, max %d) with pagination; when more rows exist, next_call holds the exact arguments for the next page. Use keys to return only some fields, include to inline pointed-to objects (\"project.owner\" goes deeper), order like \"-createdAt,title\".", DefaultQueryLimit, MaxQueryLimit),
+			Title:       "Query a class",
+			Description: "Find objects of a class matching a where; next_call fetches the next page." + seeDocs,
 			Permission:  agent.Readonly,
 			Timeout:     30 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[queryArgs](map[string]*jsonschema.Schema{
-				"where":   whereSchema,
-				"keys":    listSchema("Only these fields (objectId, createdAt and updatedAt are always returned). \"pointer.field\" projects an included object."),
-				"include": listSchema("Pointer fields whose objects to fetch inline; \"project.owner\" includes through an included object (at most 3 deep)."),
+				"where":                  whereSchema,
+				"limit":                  intSchema("rows per page", 1, MaxQueryLimit, DefaultQueryLimit),
+				"skip":                   skipSchema,
+				"order":                  orderSchema,
+				"keys":                   keysSchema,
+				"include":                includeSchema,
+				"apply_canonical_filter": canonicalSchema,
 			}),
 			Handler: queryClass,
 		},
 		{
 			Name:        "count_objects",
 			Category:    CategoryQuery,
-			Description: "Count the objects of a class, optionally matching a Parse where-constraint. Cheap: use it to size a class before querying.",
+			Title:       "Count objects",
+			Description: "Count the objects of a class matching a where (cheap).",
 			Permission:  agent.Readonly,
 			Timeout:     20 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[countArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
+			Input:       schemaFor[countArgs](map[string]*jsonschema.Schema{"where": whereRef, "apply_canonical_filter": canonicalSchema}),
 			Handler:     countObjects,
 		},
 		{
 			Name:        "get_object",
 			Category:    CategoryQuery,
-			Description: "Fetch one object by its objectId. include inlines pointed-to objects (one level).",
+			Title:       "Get an object",
+			Description: "Fetch one object in full by objectId.",
 			Permission:  agent.Readonly,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[getObjectArgs](map[string]*jsonschema.Schema{
-				"include": listSchema("Pointer fields whose objects to fetch inline."),
+				"object_id": objectIDSchema,
+				"include":   includeSchema,
 			}),
 			Handler: getObject,
 		},
 		{
 			Name:        "get_objects",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Fetch up to %d objects of one class by objectId in a single call (cheaper than repeated get_object). The result maps each found id to its object and lists the ids that were not found.", MaxGetObjects),
+			Title:       "Get objects by id",
+			Description: "Fetch objects by objectId; missing lists ids not found.",
 			Permission:  agent.Readonly,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[getObjectsArgs](map[string]*jsonschema.Schema{
-				"ids":     {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MinItems: jsonschema.Ptr(1), MaxItems: jsonschema.Ptr(MaxGetObjects), Description: "objectIds to fetch (duplicates are ignored)."},
-				"include": listSchema("Pointer fields whose objects to fetch inline."),
+				"ids":     {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MinItems: jsonschema.Ptr(1), MaxItems: jsonschema.Ptr(MaxGetObjects), Description: "objectIds"},
+				"include": includeSchema,
 			}),
 			Handler: getObjects,
 		},
 		{
 			Name:        "get_sample_objects",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Return a few recent objects of a class (default %d, max %d) to see what its data looks like.", DefaultSampleLimit, MaxSampleLimit),
+			Title:       "Sample objects",
+			Description: "The newest objects of a class, to see its data.",
 			Permission:  agent.Readonly,
 			Timeout:     15 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[sampleArgs](nil),
+			Input:       schemaFor[sampleArgs](map[string]*jsonschema.Schema{"limit": intSchema("objects", 1, MaxSampleLimit, DefaultSampleLimit)}),
 			Handler:     getSampleObjects,
 		},
 	}
 }
 
 type queryArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class to query"`
+	ClassName string     `json:"class_name"`
 	Where     Where      `json:"where,omitempty"`
 	Limit     *int       `json:"limit,omitempty" jsonschema:"rows to return, 1 to 1000 (default 100)"`
-	Skip      int        `json:"skip,omitempty" jsonschema:"rows to skip, for pagination"`
+	Skip      int        `json:"skip,omitempty"`
 	Order     string     `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
 	Keys      StringList `json:"keys,omitempty"`
 	Include   StringList `json:"include,omitempty"`
@@ -102,7 +112,7 @@ type queryArgs struct {
 }
 
 type countArgs struct {
-	ClassName            string `json:"class_name" jsonschema:"the Parse class to count"`
+	ClassName            string `json:"class_name"`
 	Where                Where  `json:"where,omitempty"`
 	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty" jsonschema:"false to count rows outside the class's canonical filter too; default true"`
 }
@@ -141,19 +151,19 @@ func largeFieldKeys(scope *agent.Scope, sch parse.Schema) (keys, omitted []strin
 }
 
 type getObjectArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string     `json:"class_name"`
 	ObjectID  string     `json:"object_id" jsonschema:"the objectId"`
 	Include   StringList `json:"include,omitempty"`
 }
 
 type getObjectsArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string     `json:"class_name"`
 	IDs       []string   `json:"ids"`
 	Include   StringList `json:"include,omitempty"`
 }
 
 type sampleArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string `json:"class_name"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"how many objects, 1 to 20 (default 5)"`
 }
 

@@ -87,7 +87,9 @@ type Handler func(ctx context.Context, c *Call) (any, error)
 
 // Tool is a registered tool.
 type Tool struct {
-	Name        string
+	Name string
+	// Title is the tool's human-readable name (MCP title).
+	Title       string
 	Description string
 	Category    string
 	Permission  agent.Permission
@@ -296,12 +298,23 @@ func schemaFor[T any](overrides map[string]*jsonschema.Schema) *jsonschema.Schem
 	if err != nil {
 		panic(fmt.Sprintf("tools: schema for %T: %v", *new(T), err))
 	}
+	for _, p := range s.Properties {
+		// Optional arguments are omitted to get their default: a plain
+		// type, not a null union (forms and CLIs cannot send null).
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
 	for k, v := range overrides {
-		if prev, ok := s.Properties[k]; ok && v.Description == "" {
-			v.Description = prev.Description
+		if prev, ok := s.Properties[k]; ok && v.Description == "" && v.Enum == nil {
+			cp := *v // overrides are shared between tools
+			cp.Description = prev.Description
+			v = &cp
 		}
 		s.Properties[k] = v
 	}
-	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	// Unknown arguments are refused by decodeArgs with their name; the
+	// schema does not repeat it (additionalProperties costs every tool).
+	s.AdditionalProperties = nil
 	return s
 }
