@@ -77,6 +77,14 @@ func TestAggregateTools(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-01 05:00","value":1}]`), out["groups"]); d != "" {
 		t.Fatalf("group_by_date hour at +05:30 (-want +got):\n%s", d)
 	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "minute", "limit": 1})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-01 00:00","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date minute (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "second", "timezone": "+05:30", "limit": 1, "skip": 1})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-02 05:30:00","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date second at +05:30, second page (-want +got):\n%s", d)
+	}
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "day", "timezone": "Nowhere/Land"}, "invalid_argument")
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "title", "interval": "day"}, "invalid_argument")
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "fortnight"}, "invalid_argument")
