@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -457,7 +456,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	if p == nil || p.Ref == nil || !classArgs[p.Argument.Name] {
 		return empty, nil
 	}
-	if p.Ref.Type == "ref/resource" && !strings.HasPrefix(p.Ref.URI, resources.Scheme+"{className}") {
+	if p.Ref.Type == "ref/resource" && !resources.IsTemplate(p.Ref.URI) {
 		return empty, nil
 	}
 	names, err := resources.Complete(ctx, s.scope(ctx), p.Argument.Value)

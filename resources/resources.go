@@ -1,5 +1,5 @@
 // Package resources serves the parse:// resources: for every class an agent
-// may see, parse://{className}/schema, /count and /samples.
+// may see, parse://{class_name}/schema, /count and /samples.
 package resources
 
 import (
@@ -39,13 +39,32 @@ type Template struct {
 	URITemplate, Name, Description string
 }
 
+// TemplateVar is the variable of the URI templates: class_name, as the
+// tools and prompts name a class. OldTemplateVar ({className}) is still
+// accepted where a client cites a template (completion).
+const (
+	TemplateVar    = "class_name"
+	OldTemplateVar = "className"
+)
+
+// IsTemplate reports whether uri is one of the URI templates, in the
+// current or the old spelling.
+func IsTemplate(uri string) bool {
+	for _, v := range []string{TemplateVar, OldTemplateVar} {
+		if strings.HasPrefix(uri, Scheme+"{"+v+"}/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Templates are the three URI templates (static metadata: they do not
 // reveal which classes exist).
 func Templates() []Template {
 	return []Template{
-		{Scheme + "{className}/schema", "Parse class schema", "Fields, types, pointer targets, permissions and indexes of a class."},
-		{Scheme + "{className}/count", "Parse class object count", "How many objects of the class you can see."},
-		{Scheme + "{className}/samples", "Parse class sample objects", fmt.Sprintf("The %d most recently created objects of the class you can see.", SampleLimit)},
+		{Scheme + "{class_name}/schema", "Parse class schema", "Fields, types, pointer targets, permissions and indexes of a class."},
+		{Scheme + "{class_name}/count", "Parse class object count", "How many objects of the class you can see."},
+		{Scheme + "{class_name}/samples", "Parse class sample objects", fmt.Sprintf("The %d most recently created objects of the class you can see.", SampleLimit)},
 	}
 }
 
@@ -82,7 +101,7 @@ func URI(class, kind string) string { return Scheme + class + "/" + kind }
 // ErrBadURI is a URI that is not a parse:// resource.
 var ErrBadURI = errors.New("invalid resource URI")
 
-// ParseURI splits parse://{className}/{kind}.
+// ParseURI splits parse://{class_name}/{kind}.
 func ParseURI(uri string) (class, kind string, err error) {
 	rest, ok := strings.CutPrefix(uri, Scheme)
 	if !ok {
@@ -90,7 +109,7 @@ func ParseURI(uri string) (class, kind string, err error) {
 	}
 	class, kind, ok = strings.Cut(rest, "/")
 	if !ok || strings.Contains(kind, "/") {
-		return "", "", fmt.Errorf("%w: %q: expected parse://{className}/{schema|count|samples}", ErrBadURI, uri)
+		return "", "", fmt.Errorf("%w: %q: expected parse://{class_name}/{schema|count|samples}", ErrBadURI, uri)
 	}
 	switch kind {
 	case KindSchema, KindCount, KindSamples:
@@ -159,7 +178,7 @@ func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
 }
 
 // Complete returns the visible class names starting with prefix, for
-// completion of the {className} template argument.
+// completion of the {class_name} template argument.
 func Complete(ctx context.Context, s *agent.Scope, prefix string) ([]string, error) {
 	names, err := s.ClassNames(ctx)
 	if err != nil {

@@ -184,7 +184,9 @@ func TestCallCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	stdout, _, code := run(t, nil, "version")
-	want := fmt.Sprintf(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, %d tools\)\n$`, len(builtin.Builtin()))
+	// The count tools/list shows (TestStdio checks readonlyTools against
+	// a real tools/list), then the built-in total.
+	want := fmt.Sprintf(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, %d tools in tools/list for a read-only agent, %d built in\)\n$`, readonlyTools(), len(builtin.Builtin()))
 	if code != 0 || !regexp.MustCompile(want).MatchString(stdout) {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
