@@ -159,9 +159,8 @@ func TestSchemaTools(t *testing.T) {
 	if byName["name"]["required"] != true {
 		t.Fatalf("name should be required: %v", byName["name"])
 	}
-	idx := out["indexes"].([]any)
-	if len(idx) != 2 || idx[1].(map[string]any)["name"] != "name_1" {
-		t.Fatalf("indexes: %v", idx)
+	if out["indexes"] != nil { // unless the operator exposes them (TestExplainHiddenByDefault)
+		t.Fatalf("indexes: %v", out["indexes"])
 	}
 	fails(t, cs, "get_schema", map[string]any{"class_name": "NoSuchClass"}, "not_found")
 	fails(t, cs, "get_schema", map[string]any{}, "invalid_argument")

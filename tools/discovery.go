@@ -38,6 +38,14 @@ func listTools(_ context.Context, c *Call) (any, error) {
 	return map[string]any{"tools": list, "categories": Categories}, nil
 }
 
+// config returns the call's configuration (DefaultConfig without one).
+func (c *Call) config() *Config {
+	if c.Config == nil {
+		return &DefaultConfig
+	}
+	return c.Config
+}
+
 // gates returns the operator gates of the call (all closed without a
 // configuration).
 func (c *Call) gates() agent.Gates {

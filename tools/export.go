@@ -155,6 +155,9 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: top}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
 	rows, err := c.Scope.Find(ctx, q)
 	if err != nil {
 		return nil, err

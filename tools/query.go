@@ -246,6 +246,9 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		keys, omitted = largeFieldKeys(c.Scope, sch)
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: keys}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
 	rows, err := c.Scope.Find(ctx, q)
 	if err != nil {
 		return nil, err
@@ -311,7 +314,11 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := c.Scope.Count(ctx, &query.Query{Class: sch.ClassName, Where: where})
+	q := &query.Query{Class: sch.ClassName, Where: where}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
+	n, err := c.Scope.Count(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -453,12 +460,12 @@ func Samples(ctx context.Context, s *agent.Scope, class string, limit int) ([]pa
 	return s.Find(ctx, &query.Query{Class: class, Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit})
 }
 
-// DescribeSchema is the get_schema result for a class the scope may see
-// (also the parse://{class}/schema resource).
+// DescribeSchema is the get_schema result for a class the scope may see,
+// without index names (the parse://{class_name}/schema resource).
 func DescribeSchema(ctx context.Context, s *agent.Scope, class string) (map[string]any, error) {
 	sch, err := s.Schema(ctx, class)
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(s, sch), nil
+	return describeSchema(s, sch, false), nil
 }

@@ -69,9 +69,16 @@ type Config struct {
 	// FullScanThreshold: explain_query refuses a plan that reads a whole
 	// class holding more rows than this (0 disables the refusal).
 	FullScanThreshold int64
-	// HidePlans keeps the database's plan text out of explain_query
-	// results (it reveals which indexes exist).
-	HidePlans bool
+	// ExposeExplain shows the database's plan text and the names of the
+	// indexes a plan uses in explain_query, and index names and keys in
+	// get_schema. Off by default: a plan is an oracle of the index layout.
+	ExposeExplain bool
+	// RefuseFullScans makes query_class, count_objects and export_data
+	// refuse, as explain_query does, a query whose plan reads every row of
+	// a class larger than FullScanThreshold (opt-in).
+	RefuseFullScans bool
+	// FullScanAllowed are the classes RefuseFullScans spares.
+	FullScanAllowed []string
 	// Gates are the operator's environment switches for the write and
 	// schema tools and for declared methods (agent.GatesFromEnv); the zero
 	// value keeps every write path closed.

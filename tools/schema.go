@@ -110,12 +110,12 @@ func getSchema(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(c.Scope, sch), nil
+	return describeSchema(c.Scope, sch, c.config().ExposeExplain), nil
 }
 
 // describeSchema is the get_schema result (also the parse://{class}/schema
 // resource): the agent's view of the class with the operator's metadata.
-func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
+func describeSchema(scope *agent.Scope, sch parse.Schema, exposeIndexes bool) map[string]any {
 	meta := scope.ClassMeta(sch.ClassName)
 	fields := make([]any, 0, len(sch.Fields))
 	for _, name := range sch.FieldNames() {
@@ -156,7 +156,7 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 		}
 		fields = append(fields, entry)
 	}
-	indexes := []any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}
+	var indexes []any
 	names := make([]string, 0, len(sch.Indexes))
 	for n := range sch.Indexes {
 		names = append(names, n)
@@ -177,8 +177,10 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 		"class_name":              sch.ClassName,
 		"type":                    kind,
 		"fields":                  fields,
-		"indexes":                 indexes,
 		"class_level_permissions": sch.CLP,
+	}
+	if exposeIndexes {
+		out["indexes"] = append([]any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}, indexes...)
 	}
 	if meta != nil {
 		// The operator's field lists name only fields of the agent's view:

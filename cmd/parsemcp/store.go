@@ -79,7 +79,12 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.budget, "response-budget", mcpserver.DefaultMaxResponseBytes/tools.BytesPerToken, "response budget in tokens (4 bytes each): listings (query_class, export_data, aggregate, get_objects, group_by, group_by_date, distinct) are cut to fit with a next_call; other results over it are refused with too_large")
 	fl.StringToIntVar(&f.budgets, "tool-response-budget", nil, "per-tool response budgets in tokens, e.g. export_data=16000,query_class=2000")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", 0, "the response budget in bytes (overrides --response-budget)")
-	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
+	fl.BoolVar(&f.tools.ExposeExplain, "expose-explain", false, "show the database's plan text and index names in explain_query and get_schema (they reveal the index layout)")
+	fl.BoolVar(&f.tools.RefuseFullScans, "refuse-full-scans", false, "query_class, count_objects and export_data refuse a full scan of a class larger than --full-scan-threshold, as explain_query does")
+	fl.StringSliceVar(&f.tools.FullScanAllowed, "full-scan-allow", nil, "classes --refuse-full-scans spares, e.g. Organization,Project")
+	var hidePlans bool
+	fl.BoolVar(&hidePlans, "hide-plans", false, "")
+	_ = fl.MarkDeprecated("hide-plans", "plans are hidden unless --expose-explain")
 	fl.StringVar(&f.policy, "policy", os.Getenv("PARSEMCP_POLICY"), "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
 	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")

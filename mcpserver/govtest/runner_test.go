@@ -122,6 +122,9 @@ type clients struct {
 func (c *clients) server(pol string, gates agent.Gates, factory mcpserver.AgentFactory) *mcpserver.Server {
 	cfg := tools.DefaultConfig
 	cfg.Gates = gates
+	// Index names shown, so the cases check that a protected field's
+	// index stays hidden even then.
+	cfg.ExposeExplain = true
 	srv, err := mcpserver.New(mcpserver.Options{Store: c.e.st, ToolConfig: &cfg, Agents: factory})
 	if err != nil {
 		c.t.Fatal(err)
