@@ -17,7 +17,7 @@ func discoveryTools() []*Tool {
 		Permission:  agent.Readonly,
 		Timeout:     5 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom)}),
+		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom, CategoryRemote)}),
 		Handler:     listTools,
 	}}
 }
@@ -32,7 +32,7 @@ func listTools(_ context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	list := []any{}
-	for _, t := range c.Registry.Allowed(c.Scope.Agent(), c.gates(), args.Category) {
+	for _, t := range c.allowed(args.Category) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description})
 	}
 	return map[string]any{"tools": list, "categories": Categories}, nil
