@@ -535,3 +535,29 @@ func TestExportBadInput(t *testing.T) {
 	}
 	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "columns": many}, "invalid_argument")
 }
+
+// export_data renders an aggregation's rows: its output fields are the
+// columns (or the columns asked for), pages continue through next_call,
+// and the pipeline is governed as aggregate runs it.
+func TestExportPipeline(t *testing.T) {
+	st := fixtureStore(t)
+	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
+	pipeline := []any{
+		map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}},
+		map[string]any{"$sort": map[string]any{"n": -1, "objectId": 1}},
+	}
+	out, res := exportOut(t, cs, map[string]any{"class_name": "Ticket", "pipeline": pipeline, "limit": 1})
+	sameText(t, "first page", "objectId,n\nopen,3\n", out)
+	nc := res["next_call"].(map[string]any)["arguments"].(map[string]any)
+	out, res = exportOut(t, cs, nc)
+	sameText(t, "second page", "objectId,n\nclosed,1\n", out)
+	out, _ = exportOut(t, cs, map[string]any{"class_name": "Ticket", "pipeline": pipeline, "columns": []any{map[string]any{"field": "n", "as": "Tickets"}, map[string]any{"objectId": "Status"}}, "format": "markdown"})
+	if !strings.HasPrefix(out, "| Tickets | Status |\n| --- | --- |\n| 3 | open |\n") {
+		t.Fatalf("markdown columns:\n%s", out)
+	}
+	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "pipeline": pipeline, "where": map[string]any{"status": "open"}}, "invalid_argument")
+	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "pipeline": pipeline, "columns": []any{"title"}}, "invalid_argument")
+	// Governed like aggregate: bob does not see Payroll.
+	bobCS := connect(t, newServer(t, st, agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Payroll", "pipeline": `[{"$group":{"_id":null,"s":{"$sum":"$amount"}}}]`}, "permission_denied")
+}

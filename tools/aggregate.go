@@ -76,7 +76,7 @@ func aggregateTools() []*Tool {
 			Name:        "group_by_date",
 			Category:    CategoryAggregate,
 			Title:       "Group by date",
-			Description: "Group by interval of a Date field (keys like 2025-03-14, 2025-W11).",
+			Description: "Group by interval of a Date field.",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
@@ -221,14 +221,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	return res, nil
 }
 
-// withSkip appends {"$skip": n} to a raw pipeline, keeping its text (and
-// so its $sort key order).
+// withSkip appends {"$skip": n} to a raw pipeline.
 func withSkip(raw []byte, n int) json.RawMessage {
-	body := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")))
-	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("[")))) == 0 {
-		return json.RawMessage(fmt.Sprintf(`[{"$skip":%d}]`, n))
-	}
-	return json.RawMessage(fmt.Sprintf(`%s,{"$skip":%d}]`, body, n))
+	return withStage(raw, fmt.Sprintf(`{"$skip":%d}`, n))
 }
 
 // Group operations.

@@ -42,19 +42,20 @@ func exportTools() []*Tool {
 		Name:        "export_data",
 		Category:    CategoryExport,
 		Title:       "Export",
-		Description: "Render objects as a csv, markdown or text table for the user (query_class is for reading)." + seeDocs,
+		Description: "Render objects (or pipeline rows) as a csv, markdown or text table for the user." + seeDocs,
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
 		Input: schemaFor[exportArgs](map[string]*jsonschema.Schema{
-			"where":   whereRef,
-			"order":   orderRef,
-			"columns": columnsSchema,
-			"keys":    listSchema("field paths (not with columns)"),
-			"include": listSchema("Pointer fields to include"),
-			"format":  enumSchema("output format", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
-			"limit":   intSchema("rows", 1, MaxExportLimit, DefaultExportLimit),
-			"skip":    skipSchema,
+			"where":    whereRef,
+			"order":    orderRef,
+			"columns":  columnsSchema,
+			"keys":     listSchema("field paths (not with columns)"),
+			"include":  listSchema("Pointer fields to include"),
+			"format":   enumSchema("output format", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
+			"limit":    intSchema("rows", 1, MaxExportLimit, DefaultExportLimit),
+			"skip":     skipSchema,
+			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "export an aggregate pipeline's rows"},
 		}),
 		Handler: exportData,
 	}}
@@ -79,7 +80,11 @@ type exportArgs struct {
 	Include   StringList      `json:"include,omitempty"`
 	Format    string          `json:"format,omitempty"`
 	Limit     *int            `json:"limit,omitempty" jsonschema:"rows to export, 1 to 10000 (default 1000)"`
-	Skip      int             `json:"skip,omitempty"`
+	// Pipeline exports an aggregation's rows instead of the class's
+	// objects (as aggregate runs it); columns and keys then name its
+	// output fields.
+	Pipeline Stages `json:"pipeline,omitempty"`
+	Skip     int    `json:"skip,omitempty"`
 }
 
 // columnSpec is one requested column: a field path and its header.
@@ -107,6 +112,9 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	format, err := exportFormat(args.Format)
 	if err != nil {
 		return nil, err
+	}
+	if len(args.Pipeline) > 0 {
+		return exportPipeline(ctx, c, sch, args, format)
 	}
 	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
 	if err != nil {
@@ -170,6 +178,23 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 
+	next := map[string]any{"class_name": sch.ClassName}
+	if spec.whereObj != nil {
+		next["where"] = spec.whereObj
+	}
+	if args.Order != "" {
+		next["order"] = args.Order
+	}
+	if len(args.Include) > 0 {
+		next["include"] = []string(args.Include)
+	}
+	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+}
+
+// renderExport renders rows into the columns and pages the result; next
+// holds the arguments of the next page besides format, columns, keys,
+// limit and skip.
+func renderExport(class, format string, cols []exportColumn, rows []parse.Object, hasMore bool, limit int, args exportArgs, next map[string]any) (*ExportResult, error) {
 	t := &textTable{headers: make([]string, len(cols)), right: make([]bool, len(cols))}
 	for i, col := range cols {
 		t.headers[i] = col.header
@@ -190,26 +215,96 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		}
 		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes of %s; export fewer or narrower columns%s", MaxExportBytes, format, hint), Details: map[string]any{"max_bytes": MaxExportBytes}}
 	}
-	next := map[string]any{"class_name": sch.ClassName, "format": format, "limit": limit}
-	if spec.whereObj != nil {
-		next["where"] = spec.whereObj
-	}
-	if args.Order != "" {
-		next["order"] = args.Order
-	}
+	next["format"], next["limit"] = format, limit
 	if len(bytes.TrimSpace(args.Columns)) > 0 {
 		next["columns"] = args.Columns
 	}
 	if args.Keys != nil {
 		next["keys"] = []string(args.Keys)
 	}
-	if len(args.Include) > 0 {
-		next["include"] = []string(args.Include)
-	}
-	res := &ExportResult{ClassName: sch.ClassName, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
+	res := &ExportResult{ClassName: class, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
 	res.Page = newPage("export_data", next, limit, args.Skip, n, hasMore || n < len(t.rows))
 	res.keep(n)
 	return res, nil
+}
+
+// exportPipeline exports the rows of an aggregation pipeline run on the
+// class (governed as aggregate runs it): the columns are its output fields,
+// or the columns/keys asked for, paths into its rows.
+func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportArgs, format string) (any, error) {
+	for name, set := range map[string]bool{"where": len(bytes.TrimSpace(args.Where)) > 0 && string(bytes.TrimSpace(args.Where)) != "null", "order": args.Order != "", "include": len(args.Include) > 0} {
+		if set {
+			return nil, argErr(name, "does not combine with pipeline (use $match, $sort, $lookup stages)")
+		}
+	}
+	limit, err := intArg("limit", args.Limit, DefaultExportLimit, 1, MaxExportLimit)
+	if err != nil {
+		return nil, err
+	}
+	if args.Skip < 0 || args.Skip > MaxSkip {
+		return nil, argErr("skip", "must be between 0 and %d", MaxSkip)
+	}
+	raw, err := args.Pipeline.raw()
+	if err != nil {
+		return nil, err
+	}
+	// The page: the caller's stages, then $skip and one row past the limit.
+	paged := raw
+	if args.Skip > 0 {
+		paged = withStage(paged, fmt.Sprintf(`{"$skip":%d}`, args.Skip))
+	}
+	paged = withStage(paged, fmt.Sprintf(`{"$limit":%d}`, limit+1))
+	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, paged)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Scope.Aggregate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	hasMore := len(out) > limit
+	if hasMore {
+		out = out[:limit]
+	}
+	specs, argName, err := exportSpecs(args)
+	if err != nil {
+		return nil, err
+	}
+	var cols []exportColumn
+	if specs == nil {
+		for _, f := range p.Output {
+			cols = append(cols, exportColumn{header: f.Name, path: []string{f.Name}, numeric: f.Type.Kind == parse.TypeNumber})
+		}
+	} else {
+		names := map[string]query.Field{}
+		for _, f := range p.Output {
+			names[f.Name] = f
+		}
+		for i, s := range specs {
+			path := strings.Split(s.field, ".")
+			f, ok := names[path[0]]
+			if !ok {
+				return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("%s[%d] %q: the pipeline's rows have no field %q", argName, i, s.field, path[0]), Details: map[string]any{"argument": argName, "column": s.field}}
+			}
+			cols = append(cols, exportColumn{header: s.header, path: path, numeric: len(path) == 1 && f.Type.Kind == parse.TypeNumber})
+		}
+	}
+	rows := make([]parse.Object, len(out))
+	for i, r := range out {
+		rows[i] = r
+	}
+	next := map[string]any{"class_name": sch.ClassName, "pipeline": json.RawMessage(raw)}
+	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+}
+
+// withStage appends a stage (JSON text) to a raw pipeline, keeping its
+// text and so its $sort key order.
+func withStage(raw []byte, stage string) []byte {
+	body := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")))
+	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("[")))) == 0 {
+		return []byte("[" + stage + "]")
+	}
+	return []byte(string(body) + "," + stage + "]")
 }
 
 // ExportResult is the answer of export_data: the rendered rows.
