@@ -34,3 +34,26 @@ func TestCatalogSize(t *testing.T) {
 		t.Fatalf("the where-language is spelled out %d times in the catalog", n)
 	}
 }
+
+// Arguments are checked against the declared schema once, before the
+// tool runs; the refusal names the argument.
+func TestArgsCheckedAgainstSchema(t *testing.T) {
+	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		arg  string
+		msg  string
+	}{
+		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "limit": 1001}, "limit", "between 1 and 1000"},
+		{"distinct", map[string]any{"class_name": "Ticket", "field": "status", "skip": -1}, "skip", "at least 0"},
+		{"query_class", map[string]any{"class_name": "Ticket", "limit": 2.5}, "limit", "whole number"},
+		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt"}, "interval", "is required"},
+		{"get_objects", map[string]any{"class_name": "Ticket", "ids": []string{}}, "ids", "at least 1"},
+	} {
+		e := fails(t, cs, c.tool, c.args, "invalid_argument")
+		if d, _ := e["details"].(map[string]any); d["argument"] != c.arg || !strings.Contains(e["error"].(string), c.msg) {
+			t.Errorf("%s %v: %v", c.tool, c.args, e)
+		}
+	}
+}
