@@ -31,6 +31,7 @@ type rawPolicy struct {
 	Agents   map[string]*rawProfile `yaml:"agents"`
 	Classes  map[string]*rawClass   `yaml:"classes"`
 	Methods  map[string]*rawMethod  `yaml:"methods"`
+	OAuth    *rawOAuth              `yaml:"oauth"`
 }
 
 type rawSettings struct {
@@ -68,6 +69,12 @@ type rawClass struct {
 	Fields          map[string]*rawField `yaml:"fields"`
 	CanonicalFilter yaml.Node            `yaml:"canonical_filter"`
 	Tenant          *rawTenant           `yaml:"tenant"`
+	DefaultACL      map[string]rawPerm   `yaml:"default_acl"`
+}
+
+type rawPerm struct {
+	Read  bool `yaml:"read"`
+	Write bool `yaml:"write"`
 }
 
 type rawField struct {
@@ -105,6 +112,7 @@ var rawTypes = map[string]struct {
 	"policy.rawField":    {"a field", reflect.TypeFor[rawField]()},
 	"policy.rawTenant":   {"a tenant scope", reflect.TypeFor[rawTenant]()},
 	"policy.rawMethod":   {"a method", reflect.TypeFor[rawMethod]()},
+	"policy.rawOAuth":    {"the oauth section", reflect.TypeFor[rawOAuth]()},
 }
 
 // rawShapes describe the raw types in the decoder's type errors: alone,
@@ -118,6 +126,7 @@ var rawShapes = map[string][2]string{
 	"rawField":    {"field metadata ({description: ..., enum: [...]})", "field metadata ({description: ..., enum: [...]})"},
 	"rawTenant":   {"a tenant scope ({field: ..., bypass: admin})", "tenant scopes"},
 	"rawMethod":   {"a method (a mapping)", "methods"},
+	"rawOAuth":    {"the oauth section (a mapping)", "oauth"},
 }
 
 var unmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
@@ -330,6 +339,7 @@ func (b *builder) build(data []byte) *Policy {
 	}
 	b.parents(pol)
 	b.keyClashes(pol)
+	b.oauth(pol, raw.OAuth)
 	if d := pol.DefaultAgent; d != "" {
 		if _, declared := raw.Agents[d]; !declared {
 			b.errAt(pth{"settings", "default_agent"}, 0, "no agent profile %q", d)
@@ -375,8 +385,12 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 			case h.ShortTag() == "!!bool":
 				var on bool
 				_ = h.Decode(&on)
-				if on {
+				switch {
+				case on:
 					cm.Hidden = agent.HiddenExceptMaster
+				case slices.Contains(parse.DefaultHiddenClasses, name) || slices.Contains(agent.ExceptMasterClasses, name):
+					cm.Hidden = agent.HiddenNever
+					b.warnAt(hp, h.Line, "unhides %s, which parsemcp hides by default: agents reach it under its class-level permissions and ACLs (a master-key agent reads every row)", name)
 				}
 			case v == agent.HiddenExceptMaster || v == agent.HiddenAlways:
 				cm.Hidden = v
@@ -439,6 +453,17 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 	}
 	if f := &rc.CanonicalFilter; present(f) && !isNull(f) {
 		cm.CanonicalFilter = b.where(f, p.k("canonical_filter"))
+	}
+	if rc.DefaultACL != nil {
+		cm.DefaultACL = map[string]parse.Perm{}
+		for _, entry := range slices.Sorted(maps.Keys(rc.DefaultACL)) {
+			if err := agent.CheckACLTemplate(entry); err != nil {
+				b.errAt(p.k("default_acl").k(entry), 0, "%v", err)
+				continue
+			}
+			rp := rc.DefaultACL[entry]
+			cm.DefaultACL[entry] = parse.Perm{Read: rp.Read, Write: rp.Write}
+		}
 	}
 	if rt := rc.Tenant; rt != nil {
 		tp := p.k("tenant")
@@ -980,7 +1005,7 @@ func (b *builder) checkTool(at pth, name string) {
 }
 
 func (b *builder) identity(n *yaml.Node, p pth) IdentitySpec {
-	const want = "want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}"
+	const want = "want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}"
 	n = resolveAlias(n)
 	if isNull(n) {
 		return IdentitySpec{}
@@ -988,7 +1013,7 @@ func (b *builder) identity(n *yaml.Node, p pth) IdentitySpec {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		switch k := IdentityKind(n.Value); k {
-		case IdentityMaster, IdentityAnonymous, IdentitySession:
+		case IdentityMaster, IdentityAnonymous, IdentitySession, IdentityToken:
 			return IdentitySpec{Kind: k}
 		}
 		b.errAt(p, n.Line, "%s, not %q", want, n.Value)
@@ -1243,7 +1268,7 @@ func identityNarrows(ancestors []IdentitySpec, child IdentitySpec) string {
 	case IdentityAnonymous:
 		return "the parent acts anonymously, so a sub-agent may only be anonymous too"
 	case IdentityRoles:
-		if child.Kind == IdentityUser || child.Kind == IdentitySession {
+		if child.Kind == IdentityUser || child.Kind == IdentitySession || child.Kind == IdentityToken {
 			return "a user identity holds its own user id, which the parent's roles identity does not"
 		}
 		for _, r := range child.Roles {
