@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 

@@ -13,9 +13,9 @@ func findPage() map[string]any {
 	for i := range rows {
 		rows[i] = map[string]any{
 			"objectId": fmt.Sprintf("t%09d", i), "createdAt": "2025-03-04T05:06:07.089Z", "updatedAt": "2025-03-05T05:06:07.089Z",
-			"title":   fmt.Sprintf("Ticket %d: the \"export\" button fails on <Safari> & Firefox", i),
-			"body":    "Steps to reproduce: open the project, click export, wait. Expected a CSV; got an empty file. Logs attached. é ü",
-			"status":  "open", "priority": float64(i % 5), "estimate": 2.5, "tags": []any{"ui", "export"},
+			"title":  fmt.Sprintf("Ticket %d: the \"export\" button fails on <Safari> & Firefox", i),
+			"body":   "Steps to reproduce: open the project, click export, wait. Expected a CSV; got an empty file. Logs attached. é ü",
+			"status": "open", "priority": float64(i % 5), "estimate": 2.5, "tags": []any{"ui", "export"},
 			"dueDate": map[string]any{"__type": "Date", "iso": "2025-04-01T00:00:00.000Z"},
 			"project": map[string]any{"__type": "Pointer", "className": "Project", "objectId": "p000000001"},
 			"ACL":     map[string]any{"role:org-acme": map[string]any{"read": true, "write": true}},
