@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/tools"
 )
@@ -27,7 +28,7 @@ func capGuard(maxBytes int) Guard {
 			if err != nil {
 				return nil, err
 			}
-			b, err := json.Marshal(data)
+			b, err := jsonenc.Marshal(data)
 			if err != nil {
 				return nil, fmt.Errorf("tool %s: result not serializable: %w", inv.Tool.Name, err)
 			}
@@ -84,7 +85,7 @@ func fieldSizes(rows []map[string]any) []fieldSize {
 	total := map[string]int{}
 	for _, r := range rows {
 		for k, v := range r {
-			b, _ := json.Marshal(v)
+			b, _ := jsonenc.Marshal(v)
 			total[k] += len(b) + len(k) + 4
 		}
 	}
@@ -166,7 +167,7 @@ func truncateQuery(m map[string]any, rows []map[string]any, limit, size int) (an
 	fit := func(n int) ([]byte, bool) {
 		out["results"] = rows[:n]
 		out["_truncated"] = truncNote(dropped, n, len(rows), skip, limit)
-		b, err := json.Marshal(out)
+		b, err := jsonenc.Marshal(out)
 		return b, err == nil && len(b) <= limit
 	}
 	// The largest prefix of rows that fits (binary search; 0 rows always
