@@ -52,6 +52,7 @@ import (
 
 type config struct {
 	db, admin, bin, client string
+	before, parseDir       string
 	rows, rounds, warmup   int
 	duration               time.Duration
 	ops, targets           []string
@@ -65,9 +66,11 @@ func main() {
 	flag.StringVar(&c.admin, "admin", bench.PostgresURL(), "PostgreSQL server the fresh database is created on")
 	flag.IntVar(&c.rows, "rows", 100000, "demo objects of a fresh database")
 	flag.StringVar(&c.bin, "parsemcp", "", "parsemcp binary (default: go build ./cmd/parsemcp)")
+	flag.StringVar(&c.before, "before", "", "a second parsemcp binary (an earlier build), measured as target parsemcp-before in the same rounds")
+	flag.StringVar(&c.parseDir, "parse-server-dir", "", "directory holding Parse Server's server.js (default: scripts/parse-server of this tree)")
 	flag.StringVar(&c.client, "client", "raw", "MCP client: raw (plain JSON-RPC POSTs) or sdk (the official go-sdk client)")
 	flag.StringVar(&ops, "ops", strings.Join(allOps, ","), "operations")
-	flag.StringVar(&targets, "targets", "parsemcp,pgx,parse-server,toolbox,dbhub", "targets (each skipped with a note when absent)")
+	flag.StringVar(&targets, "targets", "parsemcp,pgx,parse-server,toolbox,dbhub", "targets (each skipped with a note when absent; see -before)")
 	flag.StringVar(&conc, "conc", "1,8,32", "concurrent clients")
 	flag.IntVar(&c.rounds, "rounds", 3, "interleaved rounds")
 	flag.DurationVar(&c.duration, "duration", 2*time.Second, "length of one cell")
@@ -155,17 +158,26 @@ func run(ctx context.Context, c config) error {
 			t.stop()
 		}
 	}()
+	if c.before != "" {
+		c.targets = append(c.targets, "parsemcp-before")
+	}
 	for _, name := range c.targets {
 		var t *target
 		var note string
 		var err error
 		switch name {
 		case "parsemcp":
-			t, err = parsemcpTarget(ctx, c.bin, c.db, sp, sdk)
+			t, err = parsemcpTarget(ctx, name, c.bin, c.db, sp, sdk)
+		case "parsemcp-before":
+			t, err = parsemcpTarget(ctx, name, c.before, c.db, sp, sdk)
 		case "pgx":
 			t, err = pgxTarget(ctx, c.db, sp)
 		case "parse-server":
-			t, note, err = parseServerTarget(ctx, repo, c.db, sp)
+			dir := c.parseDir
+			if dir == "" {
+				dir = filepath.Join(repo, "scripts", "parse-server")
+			}
+			t, note, err = parseServerTarget(ctx, dir, c.db, sp)
 		case "toolbox":
 			t, note, err = toolboxTarget(ctx, c.db, sp, sdk)
 		case "dbhub":

@@ -132,7 +132,7 @@ func mcpTarget(name string, p *proc, url string, headers map[string]string, call
 // parsemcpTarget runs `parsemcp serve` on the database with the master key,
 // with the per-principal rate limit and in-flight cap lifted (one
 // principal makes every call here).
-func parsemcpTarget(ctx context.Context, bin, dbURL string, sp map[string]*spec, sdk bool) (*target, error) {
+func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]*spec, sdk bool) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func parsemcpTarget(ctx context.Context, bin, dbURL string, sp map[string]*spec,
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--store", dbURL, "--addr", addr,
 		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", "256", "--db-max-conns", "40")
-	p, err := startProc(ctx, "parsemcp", cmd, "http://"+addr+"/health", 60*time.Second)
+	p, err := startProc(ctx, name, cmd, "http://"+addr+"/health", 60*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +148,7 @@ func parsemcpTarget(ctx context.Context, bin, dbURL string, sp map[string]*spec,
 	for op, s := range sp {
 		calls[op] = call{s.tool, s.args}
 	}
-	return mcpTarget("parsemcp", p, "http://"+addr+"/mcp", nil, calls, sdk), nil
+	return mcpTarget(name, p, "http://"+addr+"/mcp", nil, calls, sdk), nil
 }
 
 // pgxTarget runs parsemcp's SQL straight through pgx in this process and
@@ -201,10 +201,10 @@ func (w *pgxWorker) close() {}
 // parseServerTarget starts Parse Server 9 (scripts/parse-server, installed
 // by its install.sh into the cache) on the same database with the master
 // key; the REST API answers the same four operations.
-func parseServerTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec) (*target, string, error) {
-	script := filepath.Join(repo, "scripts", "parse-server", "server.js")
+func parseServerTarget(ctx context.Context, dir, dbURL string, sp map[string]*spec) (*target, string, error) {
+	script := filepath.Join(dir, "server.js")
 	if _, err := os.Stat(script); err != nil {
-		return nil, "scripts/parse-server is not in this tree", nil
+		return nil, script + " is absent (scripts/parse-server, or -parse-server-dir)", nil
 	}
 	mods, _ := filepath.Glob(filepath.Join(cacheDir(), "parse-server", "*", "node_modules"))
 	var nodeModules string
@@ -218,6 +218,9 @@ func parseServerTarget(ctx context.Context, repo, dbURL string, sp map[string]*s
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		return nil, "node is not on PATH", nil
+	}
+	if err := parseServerColumns(ctx, dbURL); err != nil {
+		return nil, "", err
 	}
 	port, err := freePort()
 	if err != nil {
@@ -245,6 +248,19 @@ func parseServerTarget(ctx context.Context, repo, dbURL string, sp map[string]*s
 	w := &restWorker{hc: hc, base: base, paths: paths, headers: map[string]string{"X-Parse-Application-Id": "bench", "X-Parse-Master-Key": "bench-master"}}
 	return &target{name: "parse-server", pid: p.cmd.Process.Pid, stop: func() { p.stop(); os.RemoveAll(logs) },
 		newWorker: func(context.Context) (worker, error) { return w, nil }}, "", nil
+}
+
+// parseServerColumns adds the _User token columns Parse Server indexes at
+// start-up (it refuses to start without them) when the demo data lacks
+// them; they stay empty, and no measured query reads _User.
+func parseServerColumns(ctx context.Context, dbURL string) error {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.Exec(ctx, `ALTER TABLE "_User" ADD COLUMN IF NOT EXISTS "_email_verify_token" text, ADD COLUMN IF NOT EXISTS "_perishable_token" text`)
+	return err
 }
 
 // dbhubTarget runs dbhub (bench/peers/install-dbhub.sh) on the database;
