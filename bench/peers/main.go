@@ -237,7 +237,13 @@ func run(ctx context.Context, c config) error {
 		for _, k := range keys {
 			res, err := runCell(ctx, byName[k.target], k.op, k.conc, c.duration)
 			if err != nil {
-				return fmt.Errorf("%s %s c=%d: %w", k.target, k.op, k.conc, err)
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				// Reported, not fatal: one failing cell (the database out of
+				// connections on a shared machine) must not lose the run.
+				fmt.Fprintf(log, "%s %s c=%d: every request failed: %v\n", k.target, k.op, k.conc, err)
+				notes = append(notes, fmt.Sprintf("%s %s c=%d round %d: every request failed: %.200v", k.target, k.op, k.conc, r+1, err))
 			}
 			results[k] = append(results[k], res)
 		}

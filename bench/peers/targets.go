@@ -17,6 +17,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// dbConns is the database pool of parsemcp and of the pgx baseline: below
+// the 32 clients of the largest cell, so the database, not the pool,
+// limits them alike, and small enough for a shared server's
+// max_connections.
+const dbConns = 20
+
 // A target is one server under load (or the database alone).
 type target struct {
 	name string
@@ -139,7 +145,7 @@ func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--store", dbURL, "--addr", addr,
-		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", "256", "--db-max-conns", "40")
+		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", "256", "--db-max-conns", strconv.Itoa(dbConns))
 	p, err := startProc(ctx, name, cmd, "http://"+addr+"/health", 60*time.Second)
 	if err != nil {
 		return nil, err
@@ -158,7 +164,7 @@ func pgxTarget(ctx context.Context, dbURL string, sp map[string]*spec) (*target,
 	if err != nil {
 		return nil, err
 	}
-	cfg.MaxConns = 40
+	cfg.MaxConns = dbConns
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
