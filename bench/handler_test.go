@@ -33,13 +33,21 @@ func BenchmarkHandler(b *testing.B) {
 	}
 	h := s.Server.Handler(mcpserver.HTTPOptions{})
 	session := handlerInit(b, h)
-	for _, op := range []string{"find", "get", "count"} {
+	// The 2026-07-28 protocol: no session, the version and capabilities in
+	// each request's _meta, a server session per request.
+	stateless := strings.Replace(calls["get"], `{"name"`, `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name"`, 1)
+	for _, op := range []string{"find", "get", "count", "get-2026"} {
 		b.Run(op, func(b *testing.B) {
 			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + calls[op] + `}`
+			sid := session
+			if op == "get-2026" {
+				body = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + stateless + `}`
+				sid = ""
+			}
 			b.ReportAllocs()
 			var n int
 			for b.Loop() {
-				w := handlerPost(h, session, body)
+				w := handlerPost(h, sid, body)
 				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"result"`)) || bytes.Contains(w.Body.Bytes(), []byte(`"isError":true`)) {
 					b.Fatalf("HTTP %d: %.300s", w.Code, w.Body.String())
 				}
@@ -66,6 +74,10 @@ func handlerPost(h http.Handler, session, body string) *httptest.ResponseRecorde
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	} else if strings.Contains(body, "2026-07-28") {
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", "get_object")
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)

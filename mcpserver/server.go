@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -263,12 +265,24 @@ func (s *Server) syncTools() {
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        t.Name,
 			Description: t.Description,
-			InputSchema: t.Input,
+			InputSchema: encodedSchema(t.Input),
 			Meta:        mcp.Meta{"category": t.Category},
 			Annotations: ann,
 		}, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
+}
+
+// encodedSchema is a tool's input schema encoded once, when the tool is
+// registered. The SDK encodes the schema for every tools/list and, at
+// protocol 2026-07-28, re-reads it on every tools/call (its x-mcp-header
+// check); as JSON text that is a copy, not a walk of the schema's structs.
+func encodedSchema(sch *jsonschema.Schema) any {
+	b, err := json.Marshal(sch)
+	if err != nil {
+		return sch // the SDK reports it as it would have
+	}
+	return json.RawMessage(b)
 }
 
 func (s *Server) syncPrompts() {
