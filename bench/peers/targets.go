@@ -136,8 +136,10 @@ func mcpTarget(name string, p *proc, url string, headers map[string]string, call
 }
 
 // parsemcpTarget runs `parsemcp serve` on the database with the master key,
-// with the per-principal rate limit and in-flight cap lifted (one
-// principal makes every call here).
+// with the per-principal rate limit lifted (one principal makes every call
+// here) and its in-flight cap just below the database pool, as serve
+// requires: past it, clients wait in admission, as they would in a
+// deployment.
 func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]*spec, sdk bool) (*target, error) {
 	port, err := freePort()
 	if err != nil {
@@ -145,7 +147,7 @@ func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--store", dbURL, "--addr", addr,
-		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", "256", "--db-max-conns", strconv.Itoa(dbConns))
+		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", strconv.Itoa(dbConns-1), "--db-max-conns", strconv.Itoa(dbConns))
 	p, err := startProc(ctx, name, cmd, "http://"+addr+"/health", 60*time.Second)
 	if err != nil {
 		return nil, err
