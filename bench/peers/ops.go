@@ -63,14 +63,14 @@ func specs(ctx context.Context, st *postgres.Store) (map[string]*spec, error) {
 
 	// find: query_class asks one row more than the page to know whether a
 	// next page exists.
-	q := &query.Query{Class: class, Where: w, Order: order, Limit: 101}
+	q := &query.Query{Class: class, Where: w, Order: order, Limit: 101, ReadACL: query.NoACLFilter}
 	text, args, _ := st.FindSQL(sch, q)
 	out[opFind] = &spec{op: opFind, tool: "query_class",
 		args: `{"class_name":"Ticket","where":{"status":"open"},"order":"-createdAt","limit":100}`,
 		sql:  text, sqlArgs: args,
 		rest: "/classes/Ticket?" + url.Values{"where": {`{"status":"open"}`}, "order": {"-createdAt"}, "limit": {"100"}}.Encode()}
 
-	text, args = st.CountSQL(&query.Query{Class: class, Where: w})
+	text, args = st.CountSQL(&query.Query{Class: class, Where: w, ReadACL: query.NoACLFilter})
 	out[opCount] = &spec{op: opCount, tool: "count_objects",
 		args: `{"class_name":"Ticket","where":{"status":"open"}}`,
 		sql:  text, sqlArgs: args,
@@ -84,7 +84,7 @@ func specs(ctx context.Context, st *postgres.Store) (map[string]*spec, error) {
 		return nil, err
 	}
 	pd, _ := st.SQLShape()
-	text, args = query.CompilePipeline(pd, p, nil)
+	text, args = query.CompilePipeline(pd, p, query.NoACLFilter)
 	out[opGroup] = &spec{op: opGroup, tool: "aggregate",
 		args: `{"class_name":"Ticket","pipeline":` + stages + `}`,
 		sql:  text, sqlArgs: args,
@@ -99,7 +99,7 @@ func specs(ctx context.Context, st *postgres.Store) (map[string]*spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, args, _ = st.FindSQL(sch, &query.Query{Class: class, Where: wid, Limit: 1})
+	text, args, _ = st.FindSQL(sch, &query.Query{Class: class, Where: wid, Limit: 1, ReadACL: query.NoACLFilter})
 	out[opGet] = &spec{op: opGet, tool: "get_object",
 		args: `{"class_name":"Ticket","object_id":"` + id + `"}`,
 		sql:  text, sqlArgs: args,
