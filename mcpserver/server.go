@@ -6,6 +6,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -193,7 +195,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -270,12 +272,24 @@ func (s *Server) syncTools() {
 			Name:        t.Name,
 			Title:       t.Title,
 			Description: t.Description,
-			InputSchema: t.Input,
+			InputSchema: encodedSchema(t.Input),
 			Meta:        mcp.Meta{"category": t.Category},
 			Annotations: ann,
 		}, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
+}
+
+// encodedSchema is a tool's input schema encoded once, when the tool is
+// registered. The SDK encodes the schema for every tools/list and, at
+// protocol 2026-07-28, re-reads it on every tools/call (its x-mcp-header
+// check); as JSON text that is a copy, not a walk of the schema's structs.
+func encodedSchema(sch *jsonschema.Schema) any {
+	b, err := json.Marshal(sch)
+	if err != nil {
+		return sch // the SDK reports it as it would have
+	}
+	return json.RawMessage(b)
 }
 
 func (s *Server) syncPrompts() {

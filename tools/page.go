@@ -1,11 +1,12 @@
 package tools
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"sort"
 	"strings"
+
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 )
 
 // BytesPerToken is the estimate that turns a token budget into bytes (the
@@ -103,7 +104,7 @@ type Paged interface {
 // at the first row left out. Any other result over the budget is refused
 // with too_large, naming what to narrow.
 func Fit(v any, budget int) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := jsonenc.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("result not serializable: %w", err)
 	}
@@ -117,7 +118,7 @@ func Fit(v any, budget int) ([]byte, error) {
 	n := p.pageRows()
 	fit := func(k int) ([]byte, bool) {
 		p.keepRows(k)
-		b, err := json.Marshal(v)
+		b, err := jsonenc.Marshal(v)
 		return b, err == nil && len(b) <= budget
 	}
 	// The longest prefix that fits (binary search; rows only add bytes).
@@ -190,7 +191,7 @@ func fieldSizes(rows []map[string]any) []fieldSize {
 	total := map[string]int{}
 	for _, r := range rows {
 		for k, v := range r {
-			b, _ := json.Marshal(v)
+			b, _ := jsonenc.Marshal(v)
 			total[k] += len(b) + len(k) + 4
 		}
 	}
@@ -248,7 +249,7 @@ func elideLarge[R ~map[string]any](rows []R, asked []string) []string {
 				if m, ok := v.(map[string]any); ok && m["__type"] == "Object" {
 					continue // an included object: its own fields count
 				}
-				b, _ := json.Marshal(v)
+				b, _ := jsonenc.Marshal(v)
 				if len(b) <= LargeValueBytes {
 					continue
 				}
