@@ -466,7 +466,7 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 	}
 	write("first")
-	stall.Store(true) // the stuck clients stop reading (each may take one more message, already being read)
+	stall.Store(true)                           // the stuck clients stop reading (each may take one more message, already being read)
 	deadline := time.Now().Add(2 * time.Minute) // bounds a hang
 	for i := 0; srv.LiveSnapshot().Sessions != 1; i++ {
 		if time.Now().After(deadline) {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 func restACL(t *testing.T, js string) any {
@@ -20,7 +21,7 @@ func restACL(t *testing.T, js string) any {
 	return v
 }
 
-// ReadableBy is the in-memory read rule (live notifications, every
+// readableBy (below) is the in-memory read rule (live notifications, every
 // visibility decision made without the database): only a "read": true
 // entry the caller holds grants read. A write-only entry does not.
 func TestReadableBy(t *testing.T) {
@@ -52,13 +53,13 @@ func TestReadableBy(t *testing.T) {
 		{"no entries held", `{"*":{"read":true}}`, nil, false},
 	}
 	for _, c := range cases {
-		if got := parse.ReadableBy(restACL(t, c.acl), c.entries); got != c.want {
-			t.Errorf("%s: ReadableBy(%s, %v) = %t, want %t", c.name, c.acl, c.entries, got, c.want)
+		if got := readableBy(restACL(t, c.acl), c.entries); got != c.want {
+			t.Errorf("%s: readableBy(%s, %v) = %t, want %t", c.name, c.acl, c.entries, got, c.want)
 		}
 	}
 }
 
-// ReadableBy agrees with the stored form: an ACL grants read to an entry
+// readableBy agrees with the stored form: an ACL grants read to an entry
 // exactly when its _rperm holds the entry (or it has none).
 func TestReadableByAgreesWithPerms(t *testing.T) {
 	acls := []string{`{}`, `{"*":{"read":true}}`, `{"*":{"write":true}}`, `{"bob":{"read":true},"alice":{"write":true}}`,
@@ -74,11 +75,19 @@ func TestReadableByAgreesWithPerms(t *testing.T) {
 			for _, r := range rperm {
 				stored = stored || r == e
 			}
-			if got := parse.ReadableBy(restACL(t, js), []string{e}); got != stored {
-				t.Errorf("%s for %s: ReadableBy %t, _rperm %v", js, e, got, rperm)
+			if got := readableBy(restACL(t, js), []string{e}); got != stored {
+				t.Errorf("%s for %s: readableBy %t, _rperm %v", js, e, got, rperm)
 			}
 		}
 	}
+}
+
+// readableBy is what live notifications ask of a row in REST form: do
+// the entries read it (parse.PermsOf, then the read filter's Admits, the
+// in-memory twin of the SQL ACL clause).
+func readableBy(rest any, entries []string) bool {
+	rperm, _ := parse.PermsOf(rest)
+	return query.ACLEntries(entries...).Admits(rperm)
 }
 
 func TestParseACL(t *testing.T) {
@@ -160,16 +169,15 @@ func TestRoleEntry(t *testing.T) {
 	}
 }
 
-// ReadableBy decides whether a row in REST form is visible to the ACL
-// entries a caller holds.
-func ExampleReadableBy() {
-	row := map[string]any{"read": true}
-	acl := map[string]any{"role:Staff": row, "bob": map[string]any{"write": true}}
-	fmt.Println(parse.ReadableBy(acl, []string{"*", "alice", "role:Staff"}))
-	fmt.Println(parse.ReadableBy(acl, []string{"*", "bob"})) // write does not grant read
-	fmt.Println(parse.ReadableBy(nil, []string{"*"}))        // no ACL: public
+// PermsOf turns an ACL in REST form into the stored `_rperm`/`_wperm`
+// arrays, which the ACL filters judge.
+func ExamplePermsOf() {
+	acl := map[string]any{"role:Staff": map[string]any{"read": true}, "bob": map[string]any{"write": true}}
+	rperm, wperm := parse.PermsOf(acl)
+	fmt.Println(rperm, wperm)
+	rperm, _ = parse.PermsOf(nil)
+	fmt.Println(rperm == nil) // no ACL: public
 	// Output:
-	// true
-	// false
+	// [role:Staff] [bob]
 	// true
 }

@@ -10,7 +10,9 @@ import (
 )
 
 // Each operation reads its own permission; an operation the CLP does not
-// know is closed (a zero value fails closed), a missing one public.
+// know is closed (a zero value fails closed), a missing one nil (left
+// out: public with no CLP stored, master key only in a stored one; see
+// CLP.Decide).
 func TestCLPPerm(t *testing.T) {
 	perm := func(e string) *parse.OpPerm { return &parse.OpPerm{Entries: map[string]bool{e: true}} }
 	c := parse.CLP{Get: perm("get"), Find: perm("find"), Count: perm("count"), Create: perm("create"),
@@ -28,7 +30,7 @@ func TestCLPPerm(t *testing.T) {
 		}
 	}
 	if p := (parse.CLP{}).Perm(parse.OpFind); p != nil {
-		t.Errorf("no find permission = %+v, want nil (public)", p)
+		t.Errorf("no find permission = %+v, want nil (left out)", p)
 	}
 }
 
