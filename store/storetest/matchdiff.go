@@ -573,7 +573,7 @@ func testMatchNotMatchable(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("%s: %v", w, err)
 		}
-		return e
+		return openSubqueries(t, e)
 	}
 	find := func(w string, e query.Expr) []string {
 		t.Helper()
