@@ -12,6 +12,14 @@ import (
 	"github.com/parsemcp/parsemcp/query"
 )
 
+// readableBy is the in-memory read rule as live visibility applies it: the
+// row's REST ACL turned into its _rperm (parse.PermsOf), admitted by the
+// caller's ACL filter.
+func readableBy(acl any, entries []string) bool {
+	rperm, _ := parse.PermsOf(acl)
+	return query.ACLEntries(entries...).Admits(rperm)
+}
+
 func restACL(t *testing.T, js string) any {
 	t.Helper()
 	var v any
@@ -21,7 +29,7 @@ func restACL(t *testing.T, js string) any {
 	return v
 }
 
-// readableBy (below) is the in-memory read rule (live notifications, every
+// ReadableBy is the in-memory read rule (live notifications, every
 // visibility decision made without the database): only a "read": true
 // entry the caller holds grants read. A write-only entry does not.
 func TestReadableBy(t *testing.T) {
@@ -54,12 +62,12 @@ func TestReadableBy(t *testing.T) {
 	}
 	for _, c := range cases {
 		if got := readableBy(restACL(t, c.acl), c.entries); got != c.want {
-			t.Errorf("%s: readableBy(%s, %v) = %t, want %t", c.name, c.acl, c.entries, got, c.want)
+			t.Errorf("%s: ReadableBy(%s, %v) = %t, want %t", c.name, c.acl, c.entries, got, c.want)
 		}
 	}
 }
 
-// readableBy agrees with the stored form: an ACL grants read to an entry
+// ReadableBy agrees with the stored form: an ACL grants read to an entry
 // exactly when its _rperm holds the entry (or it has none).
 func TestReadableByAgreesWithPerms(t *testing.T) {
 	acls := []string{`{}`, `{"*":{"read":true}}`, `{"*":{"write":true}}`, `{"bob":{"read":true},"alice":{"write":true}}`,
@@ -76,18 +84,10 @@ func TestReadableByAgreesWithPerms(t *testing.T) {
 				stored = stored || r == e
 			}
 			if got := readableBy(restACL(t, js), []string{e}); got != stored {
-				t.Errorf("%s for %s: readableBy %t, _rperm %v", js, e, got, rperm)
+				t.Errorf("%s for %s: ReadableBy %t, _rperm %v", js, e, got, rperm)
 			}
 		}
 	}
-}
-
-// readableBy is what live notifications ask of a row in REST form: do
-// the entries read it (parse.PermsOf, then the read filter's Admits, the
-// in-memory twin of the SQL ACL clause).
-func readableBy(rest any, entries []string) bool {
-	rperm, _ := parse.PermsOf(rest)
-	return query.ACLEntries(entries...).Admits(rperm)
 }
 
 func TestParseACL(t *testing.T) {
@@ -169,15 +169,19 @@ func TestRoleEntry(t *testing.T) {
 	}
 }
 
-// PermsOf turns an ACL in REST form into the stored `_rperm`/`_wperm`
-// arrays, which the ACL filters judge.
+// PermsOf turns a REST ACL into its stored permission columns; a filter of
+// the entries a caller holds admits the row when _rperm names one of them.
 func ExamplePermsOf() {
 	acl := map[string]any{"role:Staff": map[string]any{"read": true}, "bob": map[string]any{"write": true}}
 	rperm, wperm := parse.PermsOf(acl)
 	fmt.Println(rperm, wperm)
+	fmt.Println(query.ACLEntries("*", "alice", "role:Staff").Admits(rperm))
+	fmt.Println(query.ACLEntries("*", "bob").Admits(rperm)) // write does not grant read
 	rperm, _ = parse.PermsOf(nil)
-	fmt.Println(rperm == nil) // no ACL: public
+	fmt.Println(query.ACLEntries("*").Admits(rperm)) // no ACL: public
 	// Output:
 	// [role:Staff] [bob]
+	// true
+	// false
 	// true
 }
