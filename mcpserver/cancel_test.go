@@ -21,7 +21,7 @@ import (
 // the same 202 and cancel nothing.
 func TestCancelReachesDatabase(t *testing.T) {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "cancel"))
+	st, err := postgres.Create(ctx, pgtest.Schema(t, "cancel"))
 	if err != nil {
 		t.Fatal(err)
 	}

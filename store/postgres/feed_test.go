@@ -29,7 +29,7 @@ func feedStore(t *testing.T, install bool, opts ...postgres.Option) (*postgres.S
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	url := pgtest.Schema(t, "feed_"+hex.EncodeToString(b[:]))
-	st, err := postgres.Open(ctx, url, opts...)
+	st, err := postgres.Create(ctx, url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +461,7 @@ func TestFeedClassCreatedElsewhere(t *testing.T) {
 	if _, err := st.Schemas(ctx); err != nil { // warm the schema cache
 		t.Fatal(err)
 	}
-	other, err := postgres.Open(ctx, url)
+	other, err := postgres.Create(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
