@@ -1,0 +1,276 @@
+// Package parseserver runs a real Parse Server 9 (with LiveQuery) for
+// tests: it installs the version pinned by scripts/parse-server into the
+// user's cache once, starts it on a free port against a PostgreSQL
+// database, waits until /parse/health answers, and stops it when the test
+// ends. A test may stop and start it again mid-test (same port, same
+// database). Without node/npm or the npm registry the test skips with a
+// one-line reason, except in CI (CI=true), where it fails.
+package parseserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/parsemcp/parsemcp/internal/freeport"
+	"github.com/parsemcp/parsemcp/internal/pgtest"
+)
+
+// Options configure a Parse Server. Zero values get test defaults.
+type Options struct {
+	// DatabaseURL is the PostgreSQL database Parse Server uses; empty
+	// means a fresh database from pgtest.Database.
+	DatabaseURL string
+	AppID       string // default "parsemcp-test"
+	MasterKey   string // default a random key
+	// RESTKey and JSKey, when set, must be sent by clients (REST, LiveQuery).
+	RESTKey string
+	JSKey   string
+	// LiveQueryClasses are the classes with LiveQuery, each a regular
+	// expression anchored at both ends; empty means every class.
+	LiveQueryClasses []string
+}
+
+// Server is a running (or stopped) Parse Server that belongs to one test.
+type Server struct {
+	t       testing.TB
+	opts    Options
+	dir     string // working directory; logs live here
+	modules string
+	script  string
+	port    int
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	out    *os.File
+	exited chan struct{}
+}
+
+// unavailable skips t (fails it in CI) when Parse Server cannot run here.
+func unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI requires Parse Server: %s", why)
+	}
+	t.Skipf("Parse Server not available: %s", why)
+}
+
+// Start installs (once per process) and starts a Parse Server for t; it is
+// stopped when t ends. It skips t when Parse Server cannot be installed or
+// PostgreSQL is absent (fails in CI).
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	dir, err := install()
+	if err != nil {
+		unavailable(t, err.Error())
+	}
+	scripts, err := scriptDir()
+	if err != nil {
+		unavailable(t, err.Error())
+	}
+	if opts.DatabaseURL == "" {
+		opts.DatabaseURL = pgtest.Database(t, "parse")
+	}
+	if opts.AppID == "" {
+		opts.AppID = "parsemcp-test"
+	}
+	if opts.MasterKey == "" {
+		opts.MasterKey = "master-" + randomHex(12)
+	}
+	s := &Server{
+		t: t, opts: opts, dir: t.TempDir(),
+		modules: filepath.Join(dir, "node_modules"),
+		script:  filepath.Join(scripts, "server.js"),
+	}
+	if s.port, err = freeport.Get(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.Stop()
+		if t.Failed() {
+			t.Logf("Parse Server log (tail):\n%s", tail(s.Log(), 4000))
+		}
+	})
+	s.Start()
+	return s
+}
+
+// URL is the server URL clients use, http://127.0.0.1:<port>/parse.
+func (s *Server) URL() string { return fmt.Sprintf("http://127.0.0.1:%d/parse", s.port) }
+
+// WebSocketURL is the LiveQuery endpoint, ws://127.0.0.1:<port>/parse.
+func (s *Server) WebSocketURL() string { return fmt.Sprintf("ws://127.0.0.1:%d/parse", s.port) }
+
+// AppID, MasterKey, RESTKey and JSKey are the server's keys.
+func (s *Server) AppID() string     { return s.opts.AppID }
+func (s *Server) MasterKey() string { return s.opts.MasterKey }
+func (s *Server) RESTKey() string   { return s.opts.RESTKey }
+func (s *Server) JSKey() string     { return s.opts.JSKey }
+
+// DatabaseURL is the PostgreSQL database Parse Server keeps its data in.
+func (s *Server) DatabaseURL() string { return s.opts.DatabaseURL }
+
+// Start starts the server (again) and waits until it is healthy. It fails
+// the test when it is already running or does not come up.
+func (s *Server) Start() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.t.Fatal("parseserver: Start while running")
+	}
+	out, err := os.OpenFile(filepath.Join(s.dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command("node", s.script)
+	cmd.Dir = s.dir // Parse Server's own files (logs) stay in the temporary directory
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Env = append(os.Environ(),
+		"NODE_PATH="+s.modules,
+		fmt.Sprintf("PARSE_PORT=%d", s.port),
+		"PARSE_DATABASE_URI="+s.opts.DatabaseURL,
+		"PARSE_APP_ID="+s.opts.AppID,
+		"PARSE_MASTER_KEY="+s.opts.MasterKey,
+		"PARSE_REST_KEY="+s.opts.RESTKey,
+		"PARSE_JS_KEY="+s.opts.JSKey,
+		"PARSE_LIVEQUERY_CLASSES="+strings.Join(s.opts.LiveQueryClasses, ","),
+		"PARSE_LOGS_FOLDER="+filepath.Join(s.dir, "logs"),
+	)
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		s.t.Fatalf("parseserver: start node: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.cmd, s.out = cmd, out
+	s.exited = exited
+	// The deadline only bounds a hang; health normally answers in seconds.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if s.healthy() {
+			return
+		}
+		select {
+		case <-exited:
+			s.cmd = nil
+			out.Close()
+			s.t.Fatalf("parseserver: Parse Server exited while starting:\n%s", tail(s.Log(), 4000))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("parseserver: Parse Server not healthy after 90s:\n%s", tail(s.Log(), 4000))
+		}
+	}
+}
+
+func (s *Server) healthy() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/health", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after 10 s) and waits for
+// it to exit. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
+	s.out.Close()
+}
+
+// Restart stops and starts the server.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	s.Start()
+}
+
+// Log returns what Parse Server printed so far (stdout and stderr).
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.out"))
+	return string(b)
+}
+
+// Request calls the REST API with the application id (and REST key) and
+// either the master key (master) or a session token (when not empty).
+// It returns the HTTP status and the body; a transport error fails t.
+func (s *Server) Request(method, path string, body any, sessionToken string, master bool) (int, []byte) {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, s.URL()+path, rd)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Parse-Application-Id", s.opts.AppID)
+	if s.opts.RESTKey != "" {
+		req.Header.Set("X-Parse-REST-API-Key", s.opts.RESTKey)
+	}
+	if master {
+		req.Header.Set("X-Parse-Master-Key", s.opts.MasterKey)
+	}
+	if sessionToken != "" {
+		req.Header.Set("X-Parse-Session-Token", sessionToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatalf("parseserver: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
