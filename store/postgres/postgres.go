@@ -197,7 +197,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
 	}
+	cols = append(cols, systemColumns(sch.ClassName)...)
 	cols = append(cols, "PRIMARY KEY ("+d.Ident(parse.FieldObjectID)+")")
+	stmts = append(stmts, systemIndexes(sch.ClassName)...)
 	for _, name := range slices.Sorted(maps.Keys(sch.Indexes)) {
 		keys := sch.Indexes[name]
 		var parts []string
