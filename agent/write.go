@@ -69,6 +69,52 @@ func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object, update bool) e
 	return nil
 }
 
+// PointerError refuses a write that sets a Pointer field to an object the
+// agent cannot read (missing, outside its ACL, CLP, filters or tenant, or
+// in a class it cannot see). It reads like a read of that object: not
+// found, with no hint of which.
+type PointerError struct {
+	Field, Class, ID string
+}
+
+func (e *PointerError) Error() string {
+	return fmt.Sprintf("field %q: Object not found: %s#%s", e.Field, e.Class, e.ID)
+}
+
+// checkPointers refuses a write whose Pointer fields name an object the
+// agent could not read through this scope (a get: ACL, CLP, the agent's
+// filters, tenant; the canonical filter does not apply to a lookup by
+// id). The tenant field is exempt: it names the agent's own tenant, which
+// checkTenantWrite has checked, and the agent need not read that class.
+func (s *Scope) checkPointers(ctx context.Context, raw parse.Schema, obj parse.Object) error {
+	_, tenantField, _ := s.tenantValue(raw)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		f, ok := raw.Fields[k]
+		if !ok || f.Type != parse.TypePointer || k == tenantField {
+			continue
+		}
+		class, id, ok := parse.PointerID(obj[k])
+		if !ok {
+			continue // unset, or a value Normalize refuses
+		}
+		if class == "" {
+			class = f.TargetClass
+		}
+		rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
+		var ce *ClassError
+		var de *DeniedError
+		switch {
+		case errors.As(err, &ce), errors.As(err, &de):
+			return &PointerError{Field: k, Class: class, ID: id}
+		case err != nil:
+			return err
+		case len(rows) == 0:
+			return &PointerError{Field: k, Class: class, ID: id}
+		}
+	}
+	return nil
+}
+
 // tenantValue is the stored-value form of the agent's tenant for the
 // class's tenant field, and whether the class has a tenant scope.
 func (s *Scope) tenantValue(raw parse.Schema) (any, string, bool) {
@@ -137,18 +183,22 @@ func (s *Scope) ValidateUpdate(ctx context.Context, class string, set parse.Obje
 	if err != nil {
 		return err
 	}
-	return s.checkSet(sch, raw, set)
+	return s.checkSet(ctx, sch, raw, set)
 }
 
-// checkSet checks the fields and values of an update.
-func (s *Scope) checkSet(sch, raw parse.Schema, set parse.Object) error {
+// checkSet checks the fields and values of an update and the objects its
+// Pointers name.
+func (s *Scope) checkSet(ctx context.Context, sch, raw parse.Schema, set parse.Object) error {
 	if len(set) == 0 {
 		return invalid("nothing to update: give at least one field")
 	}
 	if err := s.checkWritable(sch, set, true); err != nil {
 		return err
 	}
-	return s.checkTenantWrite(raw, set)
+	if err := s.checkTenantWrite(raw, set); err != nil {
+		return err
+	}
+	return s.checkPointers(ctx, raw, set)
 }
 
 // prepareCreate checks a create and returns the object to write (a copy)
@@ -177,6 +227,19 @@ func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Objec
 	}
 	if v, field, ok := s.tenantValue(raw); ok && s.agent.Policy.TenantID != "" {
 		obj[field] = v
+	}
+	if err := s.checkPointers(ctx, raw, obj); err != nil {
+		return nil, parse.Schema{}, err
+	}
+	applyDefaults(raw, obj)
+	if _, named := obj[parse.FieldACL]; !named {
+		acl, ok, err := s.createACL(ctx, raw)
+		if err != nil {
+			return nil, parse.Schema{}, err
+		}
+		if ok {
+			obj[parse.FieldACL] = acl.Encode()
+		}
 	}
 	var missing []string
 	for name, f := range raw.Fields {
@@ -244,7 +307,7 @@ func (s *Scope) Update(ctx context.Context, class, id string, set parse.Object) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkSet(sch, raw, set); err != nil {
+	if err := s.checkSet(ctx, sch, raw, set); err != nil {
 		return nil, err
 	}
 	_, after, err := s.st.Update(ctx, w, set)

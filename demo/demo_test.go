@@ -481,15 +481,25 @@ func TestDataset(t *testing.T) {
 		anon := parse.Principal{Entries: []string{parse.PublicKey}}
 		member := parse.Principal{UserID: MemberUserID, Entries: []string{parse.PublicKey, MemberUserID, parse.RoleEntry(RoleAcme)}}
 		admin := parse.Principal{UserID: AdminUserID, Entries: []string{parse.PublicKey, AdminUserID, parse.RoleEntry(RoleAdmin)}}
-		if order.Allows(parse.OpFind, anon) || order.Allows(parse.OpFind, member) || !order.Allows(parse.OpFind, admin) {
+		allows := func(c parse.CLP, op parse.Op, p parse.Principal) bool { return c.Decide(op, p).Allowed }
+		if allows(order, parse.OpFind, anon) || allows(order, parse.OpFind, member) || !allows(order, parse.OpFind, admin) {
 			t.Errorf("Order find CLP: %+v", order.Find)
 		}
 		cust := schemas[ClassCustomer].CLP
-		if cust.Allows(parse.OpFind, anon) || !cust.Allows(parse.OpFind, member) {
+		if allows(cust, parse.OpFind, anon) || !allows(cust, parse.OpFind, member) {
 			t.Errorf("Customer find CLP: %+v", cust.Find)
 		}
 		if !slices.Contains(cust.ProtectedFields[parse.PublicKey], "email") || !slices.Contains(cust.ProtectedFields[parse.PublicKey], "phone") {
 			t.Errorf("Customer protectedFields: %v", cust.ProtectedFields)
+		}
+		// Every demo CLP states every operation: one left out would be
+		// master-key only.
+		for class, sch := range schemas {
+			for _, op := range []parse.Op{parse.OpGet, parse.OpFind, parse.OpCount, parse.OpCreate, parse.OpUpdate, parse.OpDelete, parse.OpAddField} {
+				if sch.CLP.Perm(op) == nil && !parse.IsSystemClass(class) {
+					t.Errorf("%s CLP leaves %s out", class, op)
+				}
+			}
 		}
 	})
 

@@ -432,7 +432,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	ledger := parse.NewSchema("Ledger")
 	ledger.Fields["amount"] = parse.Field{Type: parse.TypeNumber}
 	none := parse.OpPerm{Entries: map[string]bool{}}
-	ledger.CLP = parse.CLP{Find: &none, Get: &none}
+	ledger.CLP = parse.CLP{Find: &none, Get: &none}.Completed()
 	if err := st.CreateClass(ctx, ledger); err != nil {
 		t.Fatal(err)
 	}
