@@ -446,7 +446,7 @@ func attackTable() []attack {
 				}
 			}},
 		{name: "tenant/distinct_org", pol: "demo", profile: "analyst", target: "distinct", args: m{"class_name": "Ticket", "field": "org"},
-			want: wantJSON(map[string]string{"values": `["` + acme + `"]`})},
+			want: wantJSON(map[string]string{"values": `[{"__type":"Pointer","className":"Organization","objectId":"` + acme + `"}]`})},
 		{name: "tenant/count_orders", pol: "demo", profile: "analyst", target: "count_objects", args: m{"class_name": "Order"},
 			want: wantNum("count", func(t *testing.T, e *env) int { return len(e.truth(t, "Order", acme, entriesAnalyst, nil)) })},
 		{name: "tenant/count_comments", pol: "demo", profile: "analyst", kind: kindResource, target: "parse://Comment/count",

@@ -185,7 +185,7 @@ func TestFeedForeignWriter(t *testing.T) {
 		}
 	}
 	// Parse Server's internal columns are not copied into the log.
-	exec(t, c, `ALTER TABLE "_User" ADD COLUMN "_hashed_password" text`)
+	exec(t, c, `ALTER TABLE "_User" ADD COLUMN IF NOT EXISTS "_hashed_password" text`)
 	exec(t, c, `INSERT INTO "_User" ("objectId", "createdAt", "updatedAt", "username", "_hashed_password", "_rperm") VALUES ('u9', now(), now(), 'ann', 'secret-hash', '{u9}')`)
 	got = r.WaitFor(t, 5)
 	if ch := got[4]; ch.Class != "_User" || ch.After["username"] != "ann" || ch.After["ACL"] == nil {

@@ -158,6 +158,9 @@ var whereCases = []struct{ where, want string }{
 	{`{"name": {"$regex": "^APP"}}`, `[]`},
 	{`{"name": {"$regex": "^APP", "$options": "i"}}`, `["i1"]`},
 	{`{"name": {"$regex": "Rr", "$options": "i"}}`, `["i3","i6"]`},
+	// x (extended): whitespace and #-comments are not part of the pattern
+	{`{"name": {"$regex": "^ a p  p # the start", "$options": "x"}}`, `["i1"]`},
+	{`{"name": {"$regex": "^ A P P", "$options": "xi"}}`, `["i1"]`},
 	{`{"name": {"$regex": "y$"}}`, `["i3","i6"]`},
 	{`{"name": {"$regex": "^(apple|durian)$"}}`, `["i1","i4"]`},
 	{`{"name": {"$regex": "e.*e"}}`, `["i6"]`},
@@ -294,6 +297,11 @@ func testOrder(t *testing.T, s store.Store) {
 		{"updatedAt", []string{"i1", "i2", "i3", "i4", "i5", "i6"}},
 		{"-objectId", []string{"i6", "i5", "i4", "i3", "i2", "i1"}},
 		{"", []string{"i1", "i2", "i3", "i4", "i5", "i6"}},
+		// a path into an Object field, as Parse Server sorts by it
+		{"meta.level", []string{"i4", "i5", "i2", "i3", "i1", "i6"}},
+		{"-meta.level", []string{"i6", "i1", "i3", "i2", "i4", "i5"}},
+		{"meta.plan,objectId", []string{"i5", "i6", "i2", "i4", "i1", "i3"}},
+		{"-meta.plan,score", []string{"i3", "i1", "i4", "i2", "i6", "i5"}},
 	}
 	for _, c := range cases {
 		rows := mustFind(t, s, &query.Query{Class: "Item", Limit: -1, Order: order(t, s, "Item", c.order)})
