@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/parsemcp/parsemcp/agent"
 )
 
 // distinct through Parse Server's aggregate endpoint (?distinct=, master
@@ -12,7 +14,7 @@ import (
 // objects for a Pointer field), dotted paths into Object fields included.
 func TestDifferentialDemoDistinct(t *testing.T) {
 	db, ps := demoDB(t, 600)
-	p := newPair(t, db, ps)
+	p := newPair(t, db, ps, agent.Readonly)
 	master := who{name: "master"}
 	d := &diffs{t: t}
 	for _, c := range []struct{ class, field string }{

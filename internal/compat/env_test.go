@@ -18,6 +18,7 @@ import (
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/postgres"
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // anonymousHeader asks the test's agent factory for an anonymous agent.
@@ -45,8 +46,9 @@ type pair struct {
 // no migration) next to the running Parse Server. A request with a Parse
 // session token acts as that token's user (resolved from _Session, as
 // `parsemcp serve` does); anonymousHeader asks for an anonymous agent;
-// otherwise the agent holds the master key. Agents may only read.
-func newPair(t *testing.T, db string, ps *parseserver.Server) *pair {
+// otherwise the agent holds the master key. Agents have perm; with Write
+// or more, the operator's write gates are open.
+func newPair(t *testing.T, db string, ps *parseserver.Server, perm agent.Permission) *pair {
 	t.Helper()
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, db)
@@ -56,21 +58,25 @@ func newPair(t *testing.T, db string, ps *parseserver.Server) *pair {
 	t.Cleanup(func() { st.Close() })
 	factory := func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
 		if r.Header == nil {
-			return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), nil
+			return agent.New(perm, agent.Identity{Mode: agent.AuthMaster}), nil
 		}
 		if tok := r.Header.Get("X-Parse-Session-Token"); tok != "" {
 			id, err := agent.SessionIdentity(ctx, st, tok, time.Now())
 			if err != nil {
 				return nil, err
 			}
-			return agent.New(agent.Readonly, id), nil
+			return agent.New(perm, id), nil
 		}
 		if r.Header.Get(anonymousHeader) != "" {
-			return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthAnonymous}), nil
+			return agent.New(perm, agent.Identity{Mode: agent.AuthAnonymous}), nil
 		}
-		return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), nil
+		return agent.New(perm, agent.Identity{Mode: agent.AuthMaster}), nil
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, MaxResponseBytes: 50 << 20})
+	cfg := tools.DefaultConfig
+	if perm >= agent.Write {
+		cfg.Gates = agent.Gates{WriteTools: true, RawCRUD: true}
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: factory, MaxResponseBytes: 50 << 20, ToolConfig: &cfg, DisableApproval: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,6 +182,9 @@ const (
 	knownNinNull         = "Parse Server's PostgreSQL adapter leaves out rows whose field is null from $nin"
 	knownSkipAfterSort   = "Parse Server's PostgreSQL adapter writes invalid SQL for $group, $sort, $skip"
 	knownMatchPointer    = "Parse Server's PostgreSQL aggregate $match with a Pointer value matches nothing"
+	knownNullsOrder      = "Parse Server's PostgreSQL adapter sorts missing values last ascending (first descending); parsemcp sorts them first, as Parse Server on MongoDB"
+	knownProtectedKeys   = "naming a protected field (keys, where, order) is refused as an unknown field; Parse Server drops it from keys"
+	knownCountArray      = "Parse Server answers a count its readUserFields refuse with \"count\": []"
 	knownGroupDateParts  = "Parse Server's PostgreSQL adapter does not group by date parts ($year, $month …)"
 	knownUnwind          = "Parse Server's PostgreSQL adapter does not unwind a jsonb array"
 	knownAggExists       = "Parse Server's PostgreSQL aggregate $match cannot use $exists on a typed column"

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/demo"
 )
 
@@ -75,7 +76,7 @@ func demoPipelines() []pipelineSpec {
 // (master key only) against parsemcp's aggregate tool as the master key.
 func TestDifferentialDemoPipelines(t *testing.T) {
 	db, ps := demoDB(t, 600)
-	p := newPair(t, db, ps)
+	p := newPair(t, db, ps, agent.Readonly)
 	all := demoPipelines()
 	if len(all) < 40 {
 		t.Fatalf("%d pipelines, want at least 40", len(all))
