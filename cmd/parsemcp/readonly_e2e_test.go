@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parsemcp/parsemcp/internal/parseserver"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
 )
 
@@ -108,5 +111,70 @@ func TestOpenNeverCreates(t *testing.T) {
 	}
 	if stdout, stderr, code := run(t, nil, "call", "get_all_schemas", "--store", url); code != 0 || !strings.Contains(stdout, "_User") {
 		t.Fatalf("call after migrate: exit %d: %s %s", code, stdout, stderr)
+	}
+}
+
+// `parsemcp serve --store postgres://<read-only role>@…` serves a database
+// Parse Server created (its classes made through Parse Server's schema
+// API, its rows through REST), as it is: no migration, no DDL; a session
+// token Parse Server issued acts as that user.
+func TestServeParseServerDatabaseReadOnly(t *testing.T) {
+	ps := parseserver.Start(t, parseserver.Options{})
+	do := func(method, path string, body any, token string) map[string]any {
+		t.Helper()
+		code, out := ps.Request(method, path, body, token, token == "")
+		var m map[string]any
+		if code >= 300 || json.Unmarshal(out, &m) != nil {
+			t.Fatalf("Parse Server %s %s: %d %s", method, path, code, out)
+		}
+		return m
+	}
+	do(http.MethodPost, "/users", map[string]any{"username": "ann", "password": "pw"}, "")
+	code, body := ps.Request(http.MethodPost, "/login", map[string]any{"username": "ann", "password": "pw"}, "", false)
+	var login struct {
+		SessionToken string
+		ObjectID     string
+	}
+	if code != http.StatusOK || json.Unmarshal(body, &login) != nil {
+		t.Fatalf("login: %d %s", code, body)
+	}
+	do(http.MethodPost, "/schemas/Note", map[string]any{"className": "Note", "fields": map[string]any{"text": map[string]any{"type": "String"}},
+		"classLevelPermissions": map[string]any{"find": map[string]any{"requiresAuthentication": true}, "get": map[string]any{"requiresAuthentication": true},
+			"count": map[string]any{"requiresAuthentication": true}, "create": map[string]any{"*": true}}}, "")
+	do(http.MethodPost, "/classes/Note", map[string]any{"text": "for everyone"}, "")
+	do(http.MethodPost, "/classes/Note", map[string]any{"text": "for ann", "ACL": map[string]any{login.ObjectID: map[string]any{"read": true}}}, "")
+	do(http.MethodPost, "/classes/Note", map[string]any{"text": "for nobody", "ACL": map[string]any{}}, "")
+
+	ro := pgtest.ReadOnlyRole(t, ps.DatabaseURL())
+	s := startServe(t, nil, "--store", ro, "--anonymous", "--rate-limit", "0")
+	ctx := context.Background()
+	connect := func(token string) *mcp.ClientSession {
+		t.Helper()
+		tr := &mcp.StreamableClientTransport{Endpoint: s.url}
+		if token != "" {
+			tr.HTTPClient = &http.Client{Transport: headerTransport{"X-Parse-Session-Token", token}}
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "ro", Version: "1"}, nil).Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	ann := connect(login.SessionToken)
+	out, isErr := callTool(t, ann, "query_class", map[string]any{"class_name": "Note", "order": "text"})
+	if isErr {
+		t.Fatalf("ann's query: %v", out)
+	}
+	var texts []string
+	for _, r := range out["results"].([]any) {
+		texts = append(texts, r.(map[string]any)["text"].(string))
+	}
+	if strings.Join(texts, "|") != "for ann|for everyone" {
+		t.Fatalf("ann reads %v, want her note and the public one", texts)
+	}
+	// Anonymous: the CLP asks for a session, as Parse Server answers.
+	if out, isErr := callTool(t, connect(""), "query_class", map[string]any{"class_name": "Note"}); !isErr || out["error_code"] != "permission_denied" {
+		t.Fatalf("anonymous query of a requiresAuthentication class: %v", out)
 	}
 }
