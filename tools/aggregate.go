@@ -209,7 +209,7 @@ type groupByDateArgs struct {
 
 type distinctArgs struct {
 	ClassName string `json:"class_name" jsonschema:"the Parse class"`
-	Field     string `json:"field" jsonschema:"the field whose distinct values to list"`
+	Field     string `json:"field" jsonschema:"the field whose distinct values to list, or a path into an Object field (address.city); a Pointer field gives Pointer objects"`
 	Where     Where  `json:"where,omitempty"`
 	Sort      string `json:"sort,omitempty" jsonschema:"asc (default) or desc"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"values to return"`

@@ -93,7 +93,7 @@ type queryArgs struct {
 	Where     Where      `json:"where,omitempty"`
 	Limit     *int       `json:"limit,omitempty" jsonschema:"rows to return, 1 to 1000 (default 100)"`
 	Skip      int        `json:"skip,omitempty" jsonschema:"rows to skip, for pagination"`
-	Order     string     `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
+	Order     string     `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title; a path into an Object field (address.city) works too"`
 	Keys      StringList `json:"keys,omitempty"`
 	Include   StringList `json:"include,omitempty"`
 	// ApplyCanonicalFilter false includes rows outside the class's
