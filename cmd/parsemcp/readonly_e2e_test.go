@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -85,6 +86,22 @@ func TestServeReadOnlyRole(t *testing.T) {
 	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "parse://Ticket/count"})
 	if err == nil || !strings.Contains(err.Error(), "change feed is not installed") || !strings.Contains(err.Error(), "parsemcp migrate") {
 		t.Fatalf("subscribe under a SELECT-only role without the change feed = %v, want a clear refusal", err)
+	}
+	// The same through a 2026-07-28 subscriptions/listen request (raw:
+	// the SDK client opens the listen stream in the background).
+	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"resourceSubscriptions":["parse://Ticket/count"]}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), "change feed is not installed") {
+		t.Fatalf("subscriptions/listen under a SELECT-only role: %d %s", resp.StatusCode, raw)
 	}
 }
 
