@@ -2,11 +2,11 @@ package compat
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -342,19 +342,9 @@ func ids(rs []map[string]any) []string {
 
 // firstDiff returns the first key (sorted) whose values differ.
 func firstDiff(a, b map[string]any) (string, any, any) {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	union := maps.Clone(a)
+	maps.Copy(union, b)
+	for _, k := range slices.Sorted(maps.Keys(union)) {
 		av, aok := a[k]
 		bv, bok := b[k]
 		if aok != bok || !reflect.DeepEqual(av, bv) {
