@@ -342,7 +342,8 @@ func ids(rs []map[string]any) []string {
 
 // firstDiff returns the first key (sorted) whose values differ.
 func firstDiff(a, b map[string]any) (string, any, any) {
-	union := maps.Clone(a)
+	union := map[string]any{}
+	maps.Copy(union, a)
 	maps.Copy(union, b)
 	for _, k := range slices.Sorted(maps.Keys(union)) {
 		av, aok := a[k]
