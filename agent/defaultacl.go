@@ -108,7 +108,7 @@ func (s *Scope) tenantField(ctx context.Context, raw parse.Schema, field string)
 		return "", nil
 	}
 	target := raw.Fields[path.Field].TargetClass
-	rows, err := s.st.Find(ctx, &query.Query{Class: target, Limit: 1, Keys: []string{field},
+	rows, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: target, Limit: 1, Keys: []string{field},
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: s.agent.Policy.TenantID}})
 	if err != nil || len(rows) == 0 {
 		return "", err

@@ -171,6 +171,9 @@ func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 		fields[name] = f
 	}
 	sch.Fields = fields
+	// Left-out operations shown as what they mean (master key only), as
+	// Parse Server's schema API shows them.
+	sch.CLP = sch.CLP.Filled()
 	if !s.principal().Master {
 		sch.CLP.ProtectedFields = nil // which fields are protected is itself protected
 	}
@@ -338,12 +341,14 @@ func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 	}
 }
 
-func (s *Scope) readACL() []string {
+// readACL is the agent's ACL restriction: none for the master key, else
+// the entries it holds.
+func (s *Scope) readACL() query.ACLFilter {
 	p := s.principal()
 	if p.Master {
-		return nil
+		return query.NoACLFilter
 	}
-	return p.Entries
+	return query.ACLEntries(p.Entries...)
 }
 
 // Parser returns a where-parser whose cross-class operators resolve classes

@@ -23,8 +23,9 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// writeACL is the list of ACL entries the agent writes with (nil: master).
-func (s *Scope) writeACL() []string { return s.readACL() }
+// writeACL is the agent's ACL restriction on writes (the same entries as
+// its reads, checked against `_wperm`).
+func (s *Scope) writeACL() query.ACLFilter { return s.readACL() }
 
 // checkWritable refuses what the agent may not write or the schema would
 // refuse: system fields, fields outside its visible schema (protected,
@@ -90,27 +91,48 @@ func (s *Scope) checkPointers(ctx context.Context, raw parse.Schema, obj parse.O
 	_, tenantField, _ := s.tenantValue(raw)
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		f, ok := raw.Fields[k]
-		if !ok || f.Type != parse.TypePointer || k == tenantField {
+		if !ok || k == tenantField {
 			continue
 		}
-		class, id, ok := parse.PointerID(obj[k])
-		if !ok {
-			continue // unset, or a value Normalize refuses
+		var targets []any
+		switch f.Type {
+		case parse.TypePointer:
+			targets = []any{obj[k]}
+		case parse.TypeArray:
+			// The Pointers an Array holds are pointers the write sets too.
+			targets, _ = obj[k].([]any)
 		}
-		if class == "" {
-			class = f.TargetClass
+		for _, v := range targets {
+			class, id, ok := parse.PointerID(v)
+			if !ok {
+				continue // unset, not a Pointer, or a value Normalize refuses
+			}
+			if class == "" {
+				class = f.TargetClass
+			}
+			if err := s.checkReadable(ctx, k, class, id); err != nil {
+				return err
+			}
 		}
-		rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
-		var ce *ClassError
-		var de *DeniedError
-		switch {
-		case errors.As(err, &ce), errors.As(err, &de):
-			return &PointerError{Field: k, Class: class, ID: id}
-		case err != nil:
-			return err
-		case len(rows) == 0:
-			return &PointerError{Field: k, Class: class, ID: id}
-		}
+	}
+	return nil
+}
+
+// checkReadable returns a *PointerError unless the agent can get class/id.
+func (s *Scope) checkReadable(ctx context.Context, field, class, id string) error {
+	if class == "" || !parse.ValidObjectID(id) {
+		return &PointerError{Field: field, Class: class, ID: id}
+	}
+	rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
+	var ce *ClassError
+	var de *DeniedError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &de):
+		return &PointerError{Field: field, Class: class, ID: id}
+	case err != nil:
+		return err
+	case len(rows) == 0:
+		return &PointerError{Field: field, Class: class, ID: id}
 	}
 	return nil
 }
@@ -260,22 +282,13 @@ func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Objec
 }
 
 // aclGrants reports whether row's ACL grants the agent access ("read" or
-// "write"). A row without an ACL is public; the master key passes.
+// "write"), in memory, by the same filter the SQL applies.
 func (s *Scope) aclGrants(row parse.Object, access string) bool {
-	p := s.principal()
-	if p.Master {
-		return true
+	rperm, wperm := parse.PermsOf(row[parse.FieldACL])
+	if access == "write" {
+		return s.writeACL().Admits(wperm)
 	}
-	acl, ok := row[parse.FieldACL].(map[string]any)
-	if !ok {
-		return row[parse.FieldACL] == nil
-	}
-	for _, e := range p.Entries {
-		if perms, ok := acl[e].(map[string]any); ok && perms[access] == true {
-			return true
-		}
-	}
-	return false
+	return s.readACL().Admits(rperm)
 }
 
 // echo returns what the agent may see of a row it wrote: the row redacted
@@ -346,7 +359,7 @@ func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (par
 	if _, visible := rows[0][parse.FieldACL]; !visible && !s.principal().Master {
 		// The ACL is outside the agent's view (an allowlist without it):
 		// read it raw to judge the write.
-		raw, err := s.st.Find(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
+		raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
 		if err != nil || len(raw) == 0 {
 			return nil, err
 		}

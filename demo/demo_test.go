@@ -40,7 +40,7 @@ func generate(t *testing.T, rows int, seed int64) (store.Store, Stats) {
 
 func findAll(t *testing.T, st store.Store, class string) []parse.Object {
 	t.Helper()
-	objs, err := st.Find(context.Background(), &query.Query{Class: class, Limit: -1})
+	objs, err := st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1})
 	if err != nil {
 		t.Fatalf("find %s: %v", class, err)
 	}
@@ -134,7 +134,7 @@ func TestRowCount(t *testing.T) {
 			within(t, rows, stats.Objects)
 			total := 0
 			for _, class := range Classes() {
-				n, err := st.Count(ctx, &query.Query{Class: class})
+				n, err := st.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -505,9 +505,9 @@ func TestDataset(t *testing.T) {
 
 	t.Run("visibility", func(t *testing.T) {
 		count := func(class string, entries ...string) int64 {
-			q := &query.Query{Class: class, ReadACL: entries}
+			q := &query.Query{Class: class, ReadACL: query.ACLEntries(entries...)}
 			if entries == nil {
-				q.ReadACL = nil
+				q.ReadACL = query.NoACLFilter
 			}
 			n, err := st.Count(ctx, q)
 			if err != nil {
@@ -568,7 +568,7 @@ func checkFixtures(t *testing.T, st store.Store) {
 		}
 	}
 	get := func(class, oid string) parse.Object {
-		objs, err := st.Find(context.Background(), &query.Query{Class: class, Limit: 1,
+		objs, err := st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: 1,
 			Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: oid}})
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("%s %s: %v %v", class, oid, objs, err)

@@ -190,7 +190,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.trackCalls, s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()

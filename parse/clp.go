@@ -147,6 +147,21 @@ func (c CLP) Completed() CLP {
 	return c
 }
 
+// Filled returns c as Parse Server's schema API shows a stored CLP: every
+// operation it leaves out stated as {} (master key only). An empty CLP
+// (public) stays empty.
+func (c CLP) Filled() CLP {
+	if c.IsZero() {
+		return c
+	}
+	for _, op := range []**OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
+		if *op == nil {
+			*op = &OpPerm{Entries: map[string]bool{}}
+		}
+	}
+	return c
+}
+
 // Principal is who is asking, for permission checks: the user's id (empty
 // when anonymous), the ACL entries they hold ("*", their id, "role:…"), and
 // whether they hold the master key.

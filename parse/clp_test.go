@@ -156,3 +156,19 @@ func TestStoredCLPKeepsLeftOutOps(t *testing.T) {
 		t.Fatalf("round-tripped CLP decides find/get wrongly: %+v", back.CLP)
 	}
 }
+
+func TestCLPFilled(t *testing.T) {
+	if c := (CLP{}).Filled(); !c.IsZero() {
+		t.Fatalf("an empty CLP must stay empty (public): %+v", c)
+	}
+	c := clpOf(t, `{"get":{"*":true}}`).Filled()
+	b, _ := json.Marshal(c)
+	if string(b) != `{"get":{"*":true},"find":{},"count":{},"create":{},"update":{},"delete":{},"addField":{}}` {
+		t.Fatalf("filled: %s", b)
+	}
+	for _, op := range []Op{OpGet, OpFind, OpCount, OpCreate} {
+		if c.Decide(op, anon).Allowed != clpOf(t, `{"get":{"*":true}}`).Decide(op, anon).Allowed {
+			t.Fatalf("Filled changed the decision for %s", op)
+		}
+	}
+}

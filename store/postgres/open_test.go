@@ -62,11 +62,11 @@ func TestOpenReadOnlyRole(t *testing.T) {
 		t.Fatalf("Open as a SELECT-only role: %v", err)
 	}
 	defer ro.Close()
-	rows, err := ro.Find(ctx, &query.Query{Class: "Note", Limit: 10})
+	rows, err := ro.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Note", Limit: 10})
 	if err != nil || len(rows) != 1 || rows[0]["text"] != "hello" {
 		t.Fatalf("Find as a SELECT-only role: %v %v", rows, err)
 	}
-	if n, err := ro.Count(ctx, &query.Query{Class: "Note"}); err != nil || n != 1 {
+	if n, err := ro.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Note"}); err != nil || n != 1 {
 		t.Fatalf("Count as a SELECT-only role: %d %v", n, err)
 	}
 	reach, err = ro.FeedReach(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func findID(t *testing.T, s store.Store, class, id string) parse.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.Find(context.Background(), &query.Query{Class: class, Where: w, Limit: -1})
+	rows, err := s.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: w, Limit: -1})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("find %s %s: %v %v", class, id, rows, err)
 	}
@@ -77,7 +78,7 @@ func TestFeedOtherProcess(t *testing.T) {
 	if c := got[0]; c.Op != store.ChangeCreate || c.Class != "Note" || c.ObjectID != "b1" || c.Before != nil || !same(c.After, want) {
 		t.Fatalf("foreign create:\n%s\nwant After %v", storetest.DescribeChanges(got), want)
 	}
-	if _, _, err := b.Update(ctx, store.Write{Class: "Note", ID: "b1"}, parse.Object{"text": "edited"}); err != nil {
+	if _, _, err := b.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: "b1"}, parse.Object{"text": "edited"}); err != nil {
 		t.Fatal(err)
 	}
 	got = r.WaitFor(t, 2)
@@ -92,7 +93,7 @@ func TestFeedOtherProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(25 * time.Millisecond) // let a poll run between them
-		if _, _, err := a.Update(ctx, store.Write{Class: "Note", ID: id}, parse.Object{"n": float64(i + 10)}); err != nil {
+		if _, _, err := a.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: id}, parse.Object{"n": float64(i + 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -103,7 +104,7 @@ func TestFeedOtherProcess(t *testing.T) {
 		}
 	}
 
-	if _, err := b.Delete(ctx, store.Write{Class: "Note", ID: "b1"}); err != nil {
+	if _, err := b.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: "b1"}); err != nil {
 		t.Fatal(err)
 	}
 	got = r.WaitFor(t, 13)
@@ -174,17 +175,35 @@ func TestFeedRawSQLWriter(t *testing.T) {
 // does nothing.
 func TestFeedClose(t *testing.T) {
 	ctx := context.Background()
-	a, b, _ := twoStores(t)
+	a, b, path := twoStores(t)
 	r := &storetest.Recorder{}
 	a.Watch(r.Add)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
 	a.Watch(r.Add)()
-	if err := b.Create(ctx, "Note", []parse.Object{{"objectId": "x"}}); err != nil {
+	// The barrier: a third store polling the file as a did sees the
+	// write, and then a second one; a live feed of a would have seen the
+	// first by then.
+	c, err := sqlite.Open(ctx, path, sqlite.WithPollInterval(20*time.Millisecond))
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // several poll intervals of a
+	defer c.Close()
+	seen := &storetest.Recorder{}
+	defer c.Watch(seen.Add)()
+	for _, id := range []string{"x", "y"} {
+		if err := b.Create(ctx, "Note", []parse.Object{{"objectId": id}}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second) // bounds a hang
+		for !slices.ContainsFunc(seen.Changes(), func(c store.Change) bool { return c.ObjectID == id }) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the barrier store never saw %s", id)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	if got := r.Changes(); len(got) != 0 {
 		t.Fatalf("changes after Close:\n%s", storetest.DescribeChanges(got))
 	}
