@@ -23,7 +23,7 @@ func TestPointerPermissionsOnBothStores(t *testing.T) {
 	ctx := context.Background()
 	stores := map[string]func(t *testing.T) store.Store{
 		"sqlite": func(t *testing.T) store.Store {
-			st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "clp.sqlite"))
+			st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "clp.sqlite"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -31,7 +31,7 @@ func TestPointerPermissionsOnBothStores(t *testing.T) {
 			return st
 		},
 		"postgres": func(t *testing.T) store.Store {
-			st, err := postgres.Open(ctx, pgtest.Schema(t, "clp_ptr"))
+			st, err := postgres.Create(ctx, pgtest.Schema(t, "clp_ptr"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 
 func TestRolesAndSessions(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -430,8 +430,10 @@ const MaxIncludeDepth = 3
 // Include replaces the Pointer values of the included paths in rows with
 // the objects they point to, fetched through this scope (so the target
 // class's visibility, CLP, ACL and protected fields apply). A dotted path
-// ("project.owner") includes through the included objects. A pointer whose
-// target the agent cannot read stays a Pointer. subKeys optionally projects
+// ("project.owner") includes through the included objects. As in Parse
+// Server, a pointer whose object the agent cannot read (its ACL, a
+// filter) or that names no object is removed from the row; a pointer into
+// a class the agent may not read at all stays a Pointer. subKeys optionally projects
 // the objects of a top-level included field to the listed keys.
 func (s *Scope) Include(ctx context.Context, sch parse.Schema, rows []parse.Object, paths []string, subKeys map[string][]string) error {
 	return s.include(ctx, sch, rows, paths, subKeys, "include", 1)
@@ -533,6 +535,8 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 			if _, id, ok := parse.PointerID(row[field]); ok {
 				if t, found := byID[id]; found {
 					row[field] = t
+				} else {
+					delete(row, field) // unreadable or missing: Parse Server drops the key
 				}
 			}
 		}

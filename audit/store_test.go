@@ -51,7 +51,7 @@ func (h *heldStore) Create(ctx context.Context, class string, objs []parse.Objec
 }
 
 func open(t *testing.T) store.Store {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "a.sqlite"))
+	st, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "a.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

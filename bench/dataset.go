@@ -48,7 +48,7 @@ func CachedSQLite(ctx context.Context, rows int, log io.Writer) (string, error) 
 		}
 	}()
 	start := time.Now()
-	st, err := sqlite.Open(ctx, tmpPath)
+	st, err := sqlite.Create(ctx, tmpPath)
 	if err != nil {
 		return "", err
 	}
@@ -118,7 +118,7 @@ func NewPostgresDB(ctx context.Context, adminURL string, rows int, log io.Writer
 	u.Path = "/" + name
 	db := &PostgresDB{URL: u.String(), Name: name, admin: adminURL}
 	start := time.Now()
-	st, err := postgres.Open(ctx, db.URL)
+	st, err := postgres.Create(ctx, db.URL)
 	if err != nil {
 		return db, err
 	}

@@ -69,7 +69,7 @@ func OpenEnv(ctx context.Context, backend string, rows int, pgURL string, log io
 		if err != nil {
 			return nil, err
 		}
-		st, err := sqlite.Open(ctx, path)
+		st, err := sqlite.Create(ctx, path)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func OpenEnv(ctx context.Context, backend string, rows int, pgURL string, log io
 			e.Close()
 			return nil, err
 		}
-		st, err := postgres.Open(ctx, db.URL)
+		st, err := postgres.Create(ctx, db.URL)
 		if err != nil {
 			e.Close()
 			return nil, err

@@ -46,6 +46,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -232,5 +234,32 @@ func Generate(ctx context.Context, s store.Store, opt Options) (Stats, error) {
 	if err := g.run(); err != nil {
 		return g.stats, fmt.Errorf("demo: %w", err)
 	}
+	if err := setPasswords(ctx, s); err != nil {
+		return g.stats, err
+	}
 	return g.stats, nil
+}
+
+// Password is every demo user's password in a store that keeps Parse
+// Server's password column (PostgreSQL): log in through Parse Server with
+// a demo username (e.g. "support") and this password.
+const Password = "parsemcp-demo"
+
+// setPasswords stores Password's bcrypt hash (Parse Server's
+// `_hashed_password`) for every demo user, when the store keeps one.
+func setPasswords(ctx context.Context, s store.Store) error {
+	ps, ok := s.(interface {
+		SetPasswordHashes(ctx context.Context, bcryptHash string) (int64, error)
+	})
+	if !ok {
+		return nil
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(Password), bcrypt.DefaultCost)
+	if err != nil {
+		return fmt.Errorf("demo: password hash: %w", err)
+	}
+	if _, err := ps.SetPasswordHashes(ctx, string(hash)); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
 }

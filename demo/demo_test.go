@@ -26,7 +26,7 @@ const testRows = 2000
 func generate(t *testing.T, rows int, seed int64) (store.Store, Stats) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func rand1() *rand.Rand { return (&gen{seed: 1}).rng(-1) }
 
 func TestProgressAndStats(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "demo.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestProgressAndStats(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "demo.sqlite"))
+	st, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "demo.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -663,7 +663,7 @@ func TestAllocate(t *testing.T) {
 func BenchmarkGenerate(b *testing.B) {
 	ctx := context.Background()
 	for i := range b.N {
-		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("demo%d.sqlite", i)))
+		st, err := sqlite.Create(ctx, filepath.Join(b.TempDir(), fmt.Sprintf("demo%d.sqlite", i)))
 		if err != nil {
 			b.Fatal(err)
 		}

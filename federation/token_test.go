@@ -15,7 +15,7 @@ import (
 
 func tokenStores(t *testing.T) map[string]TokenStore {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "tokens.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "tokens.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

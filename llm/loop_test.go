@@ -62,7 +62,7 @@ func newDemoServer() (*mcpserver.Server, error) {
 		if demoDir, demoErr = os.MkdirTemp("", "llm-demo"); demoErr != nil {
 			return
 		}
-		if demoStore, demoErr = sqlite.Open(ctx, filepath.Join(demoDir, "demo.sqlite")); demoErr != nil {
+		if demoStore, demoErr = sqlite.Create(ctx, filepath.Join(demoDir, "demo.sqlite")); demoErr != nil {
 			return
 		}
 		_, demoErr = demo.Generate(ctx, demoStore, demo.Options{Rows: 600})

@@ -333,7 +333,7 @@ func attackTable() []attack {
 			}},
 		{name: "protected/include_keys", who: asAnon, target: "query_class", args: m{"class_name": "Project", "where": m{"objectId": "pApollo001"}, "keys": []string{"owner.email"}, "include": []string{"owner"}},
 			want: func(t *testing.T, out map[string]any) {
-				want := `[{"objectId":"pApollo001","createdAt":"2025-02-01T00:00:00.000Z","updatedAt":"2025-02-01T00:00:00.000Z",` +
+				want := `[{"objectId":"pApollo001","createdAt":"2025-02-01T00:00:00.000Z","updatedAt":"2025-02-01T00:00:00.000Z","members":{"__type":"Relation","className":"_User"},` +
 					`"owner":{"__type":"Object","className":"_User","objectId":"uAlice0001","createdAt":"2025-01-01T00:00:00.000Z","updatedAt":"2025-01-01T00:00:00.000Z"}}]`
 				if d := cmp.Diff(jsonOf(t, want), out["results"]); d != "" {
 					t.Fatalf("keys owner.email (-want +got):\n%s", d)

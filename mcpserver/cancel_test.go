@@ -25,7 +25,7 @@ import (
 // no outcome depends on how fast the machine is.
 func TestCancelReachesDatabase(t *testing.T) {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "cancel"))
+	st, err := postgres.Create(ctx, pgtest.Schema(t, "cancel"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ var slowArgs = map[string]any{"class_name": "Big", "pipeline": `[{"$group": {"_i
 func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOptions, po ...postgres.Option) *hostile {
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())), po...)
+	st, err := postgres.Create(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())), po...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +398,7 @@ func TestEarlyEndsStopStatements(t *testing.T) {
 // connection goes back to the pool.
 func TestDroppedConnectionInterruptsSQLite(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "slow.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "slow.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

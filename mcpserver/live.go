@@ -743,6 +743,15 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		}
 		return l.srv.internal(ctx, "resources/subscribe", err)
 	}
+	if fs, ok := l.srv.store.(store.FeedScoped); ok {
+		reach, err := fs.FeedReach(ctx)
+		if reach == store.FeedNone {
+			if errors.Is(err, store.ErrFeedNotInstalled) {
+				return invalidParams("cannot subscribe to %s: %v", uri, err)
+			}
+			return l.srv.internal(ctx, "resources/subscribe", err)
+		}
+	}
 	sid := sessionKey(req.Session)
 	key := uri + "\x00" + vis.Key()
 	if !vis.InMemory() {

@@ -15,7 +15,7 @@ import (
 
 func TestAuditMetadata(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "audit.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "audit.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

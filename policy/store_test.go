@@ -49,7 +49,7 @@ func demoDB(t *testing.T) store.Store {
 			return
 		}
 		var st *sqlite.Store
-		if st, demoErr = sqlite.Open(ctx, filepath.Join(demoDir, "demo.sqlite")); demoErr != nil {
+		if st, demoErr = sqlite.Create(ctx, filepath.Join(demoDir, "demo.sqlite")); demoErr != nil {
 			return
 		}
 		demoStore = st

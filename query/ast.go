@@ -31,7 +31,10 @@ type Query struct {
 // OrderKey is one sort key.
 type OrderKey struct {
 	Field string
-	Desc  bool
+	// Sub is a path inside an Object field ("address.city": Field
+	// "address", Sub ["city"]); nil for the field itself.
+	Sub  []string
+	Desc bool
 }
 
 // Expr is a node of a where-constraint.

@@ -394,8 +394,12 @@ func (b *Builder) OrderBy(keys []OrderKey) string {
 		if k.Desc {
 			dir = " DESC"
 		}
-		parts = append(parts, b.D.Ident(k.Field)+dir+b.D.NullsOrder(k.Desc))
-		seenID = seenID || k.Field == parse.FieldObjectID
+		col := b.D.Ident(k.Field)
+		if len(k.Sub) > 0 {
+			col = b.D.JSONScalar(col, k.Sub, b.Param, nil)
+		}
+		parts = append(parts, col+dir+b.D.NullsOrder(k.Desc))
+		seenID = seenID || (k.Field == parse.FieldObjectID && len(k.Sub) == 0)
 	}
 	if !seenID {
 		parts = append(parts, b.D.Ident(parse.FieldObjectID)+" ASC")
@@ -414,6 +418,16 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		k := OrderKey{Field: part}
 		if strings.HasPrefix(part, "-") {
 			k = OrderKey{Field: part[1:], Desc: true}
+		}
+		if strings.Contains(k.Field, ".") {
+			// A path into an Object field, as Parse Server sorts by it.
+			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
+			if err != nil {
+				return nil, err
+			}
+			k.Field, k.Sub = path.Field, path.Sub
+			keys = append(keys, k)
+			continue
 		}
 		f, ok := s.Fields[k.Field]
 		if !ok {

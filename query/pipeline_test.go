@@ -349,7 +349,7 @@ var pipelineSeeds = []string{
 // the target also runs every pipeline it accepts.
 func execStore(tb testing.TB) store.Store {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "fuzz.db"))
+	s, err := sqlite.Create(ctx, filepath.Join(tb.TempDir(), "fuzz.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -418,6 +418,42 @@ func (p *whereParser) in(path Path, not bool, v any, at string) (Expr, error) {
 	return In{Path: path, Values: vals, Not: not, ArrayElem: elem}, nil
 }
 
+// stripExtended applies the x ("extended") regex option, as MongoDB and
+// Parse Server accept it: whitespace and #-comments (to the end of the
+// line) are left out of the pattern, except escaped and inside a
+// character class.
+func stripExtended(pat string) string {
+	var b strings.Builder
+	inClass, comment := false, false
+	for i := 0; i < len(pat); i++ {
+		c := pat[i]
+		switch {
+		case comment:
+			if c == '\n' {
+				comment = false
+			}
+		case c == '\\' && i+1 < len(pat):
+			b.WriteByte(c)
+			b.WriteByte(pat[i+1])
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+			b.WriteByte(c)
+		case c == '[':
+			inClass = true
+			b.WriteByte(c)
+		case c == '#':
+			comment = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 func (p *whereParser) regex(path Path, v any, options, at string) (Expr, error) {
 	if path.Type != parse.TypeString && !(path.Type == parse.TypeObject && len(path.Sub) > 0) {
 		return nil, errAt(at, "$regex applies to String fields; %q is %s", path, path.Type)
@@ -438,8 +474,10 @@ func (p *whereParser) regex(path Path, v any, options, at string) (Expr, error) 
 			flags.Multiline = true
 		case 's':
 			flags.DotAll = true
+		case 'x':
+			pat = stripExtended(pat) // the pattern is kept in plain form
 		default:
-			return nil, errAt(strings.TrimSuffix(at, ".$regex")+".$options", "unsupported regex option %q (use i, m or s)", string(c))
+			return nil, errAt(strings.TrimSuffix(at, ".$regex")+".$options", "unsupported regex option %q (use i, m, s or x)", string(c))
 		}
 	}
 	if _, err := regexp.Compile(GoRegexPrefix(flags) + pat); err != nil {

@@ -110,7 +110,7 @@ func TestParseWhereRefusals(t *testing.T) {
 		// $regex and $options
 		{`{"name": {"$regex": "("}}`, "where.name.$regex", "invalid regular expression"},
 		{`{"name": {"$regex": 5}}`, "where.name.$regex", "string pattern"},
-		{`{"name": {"$regex": "a", "$options": "x"}}`, "where.name.$options", `unsupported regex option "x"`},
+		{`{"name": {"$regex": "a", "$options": "g"}}`, "where.name.$options", `unsupported regex option "g"`},
 		{`{"name": {"$regex": "a", "$options": 1}}`, "where.name.$options", "string of regex flags"},
 		{`{"name": {"$options": "i"}}`, "where.name.$options", "only valid with $regex"},
 		{`{"score": {"$regex": "1"}}`, "where.score.$regex", "applies to String fields"},
@@ -335,6 +335,27 @@ func TestParseWhereGoNumbers(t *testing.T) {
 		var qe *query.Error
 		if !errors.As(err, &qe) || qe.Path != c.path || !strings.Contains(qe.Msg, c.msg) {
 			t.Errorf("%#v: got %v, want %s: …%s…", c.where, err, c.path, c.msg)
+		}
+	}
+}
+
+// The x option (extended) drops whitespace and #-comments from the
+// pattern, except escaped or in a character class.
+func TestRegexExtended(t *testing.T) {
+	sch := parse.NewSchema("T")
+	sch.Fields["name"] = parse.Field{Type: parse.TypeString}
+	for pat, want := range map[string]string{
+		"a b  c":              "abc",
+		"^Log  in # the page": "^Login",
+		"a\\ b[ x]#c\nd":      "a\\ b[ x]d",
+	} {
+		e, err := query.ParseWhere(sch, map[string]any{"name": map[string]any{"$regex": pat, "$options": "xi"}})
+		if err != nil {
+			t.Fatalf("%q: %v", pat, err)
+		}
+		r := e.(query.Regex)
+		if r.Pattern != want || !r.Flags.CaseInsensitive {
+			t.Errorf("%q with x: pattern %q flags %+v, want %q case-insensitive", pat, r.Pattern, r.Flags, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,28 @@ type Feed interface {
 	// Every watcher receives the same Change values: fn must not modify
 	// Before or After (copy them first).
 	Watch(fn func(Change)) (cancel func())
+}
+
+// FeedReach says which changes a Feed reports.
+type FeedReach int
+
+// The reaches of a Feed.
+const (
+	// FeedNone: nothing can be reported: the change feed is not installed
+	// and this store may not write either (a read-only role).
+	FeedNone FeedReach = iota
+	// FeedOwnWrites: only the writes made through this store are reported
+	// (the change feed is not installed).
+	FeedOwnWrites
+	// FeedAll: every committed change, by any client.
+	FeedAll
+)
+
+// FeedScoped is implemented by a Feed that may not report every change.
+type FeedScoped interface {
+	// FeedReach says what Watch reports now; below FeedAll, the error
+	// says why (it wraps ErrFeedNotInstalled).
+	FeedReach(ctx context.Context) (FeedReach, error)
 }
 
 // Hub delivers published changes to its watchers on one goroutine, in the

@@ -71,6 +71,13 @@ var (
 	ErrInvalid        = errors.New("invalid object")
 	ErrObjectNotFound = errors.New("object not found")
 	ErrClassNotEmpty  = errors.New("class is not empty")
+	// ErrNotSetUp: the database has no `_SCHEMA` table, so it is neither
+	// a Parse Server database nor one set up by `parsemcp migrate` or
+	// `parsemcp demo`. Opening a store never creates it.
+	ErrNotSetUp = errors.New("not a Parse database: no _SCHEMA table (create one with `parsemcp migrate --store …` or `parsemcp demo --out …`)")
+	// ErrFeedNotInstalled: the store's change feed is not installed, so
+	// changes made by other clients are not reported.
+	ErrFeedNotInstalled = errors.New("the change feed is not installed in this database (run `parsemcp migrate --store …` with a role that may create tables and triggers)")
 )
 
 // Write selects the one object an Update or Delete may change.

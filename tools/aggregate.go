@@ -475,9 +475,16 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, ok := sch.Fields[args.Field]
+	head, _, dotted := strings.Cut(args.Field, ".")
+	f, ok := sch.Fields[head]
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
 		return nil, argErr("field", "%q is not a field of %s", args.Field, sch.ClassName)
+	}
+	if dotted && f.Type != parse.TypeObject {
+		return nil, argErr("field", "%q: dotted paths only reach into Object fields; %q is a %s", args.Field, head, f.Type)
+	}
+	if dotted {
+		f = parse.Field{Type: parse.TypeObject} // a value inside an Object field: no pointers, no unwinding
 	}
 	limit, err := intArg("limit", args.Limit, DefaultDistinctLimit, 1, MaxDistinctLimit)
 	if err != nil {
@@ -523,6 +530,9 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		v, present := r["objectId"]
 		if !present || v == nil {
 			continue // the missing-field group is not a value
+		}
+		if id, isID := v.(string); isID && f.Type == parse.TypePointer {
+			v = parse.Pointer(f.TargetClass, id) // as Parse Server answers a distinct on a Pointer field
 		}
 		values = append(values, v)
 	}

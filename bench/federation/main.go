@@ -60,7 +60,7 @@ func run(brokerURL string, n, warm int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "empty.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(dir, "empty.sqlite"))
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "live.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(dir, "live.sqlite"))
 	if err != nil {
 		return err
 	}

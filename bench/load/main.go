@@ -78,7 +78,7 @@ func main() {
 
 func openStore(ctx context.Context, c config) (store.Store, string, func(), error) {
 	if c.storeURL != "" {
-		st, err := postgres.Open(ctx, c.storeURL, postgres.WithMaxConns(c.dbMaxConns))
+		st, err := postgres.Create(ctx, c.storeURL, postgres.WithMaxConns(c.dbMaxConns))
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -97,7 +97,7 @@ func openStore(ctx context.Context, c config) (store.Store, string, func(), erro
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "load.sqlite"), sqlite.WithMaxConns(c.dbMaxConns))
+	st, err := sqlite.Create(ctx, filepath.Join(dir, "load.sqlite"), sqlite.WithMaxConns(c.dbMaxConns))
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -179,7 +179,7 @@ func newDemo() *cobra.Command {
 					return fmt.Errorf("%s already exists; choose a new --out path", path)
 				}
 			}
-			st, where, err := openSpec(cmd.Context(), out, nil, 0)
+			st, where, err := openSpec(cmd.Context(), out, nil, 0, true)
 			if err != nil {
 				return err
 			}

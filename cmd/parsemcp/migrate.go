@@ -11,28 +11,35 @@ import (
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 
-// newMigrate is `parsemcp migrate`: it installs what the store needs beyond
-// Parse Server's own tables (today: the PostgreSQL change feed, see
-// docs/CHANGEFEED.md). Running it again changes nothing that is in place.
+// newMigrate is `parsemcp migrate`: the one command (with `demo`) that runs
+// DDL. It creates the `_SCHEMA` table and the system classes where missing
+// and installs the PostgreSQL change feed (docs/CHANGEFEED.md). Running it
+// again changes nothing that is in place. Serving never runs DDL, so a
+// read-only role can serve (docs/POSTGRES.md).
 func newMigrate() *cobra.Command {
 	var spec string
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Install the change feed (log table and triggers) in a PostgreSQL store; idempotent",
-		Long: `Install the change feed in a PostgreSQL store: the change log table
+		Short: "Set a store up (_SCHEMA, system classes, the PostgreSQL change feed); idempotent",
+		Long: `Set a store up: create the _SCHEMA table and the system classes where
+missing (a new SQLite file is created), and install the change feed in a
+PostgreSQL store: the change log table
 (` + postgres.ChangeTable + `), its trigger function, and a trigger on every class
 table listed in _SCHEMA. With it, serve reports changes made by any client
 (Parse Server, other servers, plain SQL), not only its own writes.
 
 Run it again after another server (e.g. Parse Server) created classes: it adds
-the missing triggers and leaves the rest as it is. A SQLite store needs
-nothing (its change feed polls the database file).`,
+the missing triggers and leaves the rest as it is. A SQLite store needs no
+change feed (it polls the database file).
+
+serve, stdio and call never run DDL: a database that is not set up is an
+error there, and a PostgreSQL role that may only read serves every read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if spec == "" {
 				return fmt.Errorf("no store: pass --store postgres://USER@HOST:PORT/DB")
 			}
-			st, where, err := openSpec(cmd.Context(), spec, nil, 0)
+			st, where, err := openSpec(cmd.Context(), spec, nil, 0, true)
 			if err != nil {
 				return err
 			}
@@ -40,7 +47,7 @@ nothing (its change feed polls the database file).`,
 			out := cmd.OutOrStdout()
 			pg, ok := st.(*postgres.Store)
 			if !ok {
-				fmt.Fprintf(out, "%s: nothing to install (the SQLite change feed needs no migration: it polls the database file)\n", where)
+				fmt.Fprintf(out, "%s: set up (_SCHEMA and the system classes); no change feed to install (the SQLite change feed polls the database file)\n", where)
 				return nil
 			}
 			res, err := pg.InstallChangeFeed(cmd.Context())

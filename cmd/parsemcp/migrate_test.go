@@ -45,7 +45,7 @@ func TestMigrateCommand(t *testing.T) {
 	}
 
 	stdout, stderr, code = run(t, nil, "migrate", "--store", "sqlite:"+filepath.Join(t.TempDir(), "x.db"))
-	if code != 0 || !strings.Contains(stdout, "nothing to install") {
+	if code != 0 || !strings.Contains(stdout, "set up (_SCHEMA and the system classes)") {
 		t.Fatalf("migrate sqlite: exit %d: %s %s", code, stdout, stderr)
 	}
 	if _, stderr, code = run(t, []string{"PARSEMCP_STORE="}, "migrate"); code == 0 || !strings.Contains(stderr, "no store") {

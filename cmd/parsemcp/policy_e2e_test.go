@@ -190,7 +190,7 @@ func demoTickets(t *testing.T) []parse.Object {
 		return demoTicketRows
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "truth.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "truth.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -211,7 +212,9 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 		}
 		spec = "sqlite:" + path
 	}
-	st, where, err := openSpec(ctx, spec, log, f.dbMaxConns)
+	// Only --demo sets a database up (creating a SQLite file); serving
+	// never runs DDL otherwise.
+	st, where, err := openSpec(ctx, spec, log, f.dbMaxConns, f.demo && f.store != "")
 	if err != nil {
 		return nil, err
 	}
@@ -228,14 +231,21 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 // openSpec opens sqlite:PATH (or a .sqlite/.db path) or a postgres:// URL,
 // and returns the store with a printable description (no password). log,
 // when not nil, is the PostgreSQL change feed's logger; maxConns, when
-// positive, sizes the connection pool (--db-max-conns).
-func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int) (store.Store, string, error) {
+// positive, sizes the connection pool (--db-max-conns). With create, the
+// store is set up (a SQLite file created, `_SCHEMA` and the system
+// classes made where missing: demo, migrate); without it, opening runs no
+// DDL and a database that is not set up is an error.
+func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int, create bool) (store.Store, string, error) {
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		opts := []postgres.Option{postgres.WithMaxConns(maxConns)}
 		if log != nil {
 			opts = append(opts, postgres.WithLogger(log))
 		}
-		st, err := postgres.Open(ctx, spec, opts...)
+		open := postgres.Open
+		if create {
+			open = postgres.Create
+		}
+		st, err := open(ctx, spec, opts...)
 		if err != nil {
 			return nil, "", fmt.Errorf("open %s: %w", redact(spec), err)
 		}
@@ -245,7 +255,11 @@ func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int) 
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.WithMaxConns(maxConns))
+	open := sqlite.Open
+	if create {
+		open = sqlite.Create
+	}
+	st, err := open(ctx, path, sqlite.WithMaxConns(maxConns))
 	if err != nil {
 		return nil, "", err
 	}
@@ -330,7 +344,7 @@ func cachedDemo(ctx context.Context, log *slog.Logger, rows int) (string, error)
 		}
 	}()
 	log.Info("creating demo dataset", "rows", rows, "path", path)
-	st, err := sqlite.Open(ctx, tmpPath)
+	st, err := sqlite.Create(ctx, tmpPath)
 	if err != nil {
 		return "", err
 	}
@@ -437,8 +451,11 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		return nil, nil, err
 	}
 	f.pol = pol
-	if pg, ok := st.(*postgres.Store); ok && !f.inProcess {
-		if installed, err := pg.ChangeFeedInstalled(ctx); err == nil && !installed {
+	if fs, ok := st.(store.FeedScoped); ok && !f.inProcess {
+		switch reach, err := fs.FeedReach(ctx); {
+		case reach == store.FeedNone && err != nil && errors.Is(err, store.ErrFeedNotInstalled):
+			log.Warn("resource subscriptions are refused: "+err.Error(), "store", "postgres")
+		case reach == store.FeedOwnWrites:
 			log.Warn("the PostgreSQL change feed is not installed: resource subscriptions see only the writes made through this process; run `parsemcp migrate --store …` once")
 		}
 	}

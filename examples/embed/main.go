@@ -49,7 +49,11 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
 	_, statErr := os.Stat(*db)
-	st, err := sqlite.Open(ctx, *db)
+	open := sqlite.Open
+	if os.IsNotExist(statErr) {
+		open = sqlite.Create // a new file: set it up, then fill it
+	}
+	st, err := open(ctx, *db)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // by its own tool, approval of a deletion, and Notify to one session.
 func TestEmbeddedApplication(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "embed.sqlite"))
+	st, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "embed.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ type env struct {
 }
 
 func sqliteEnv(t *testing.T) *env {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "govattack.sqlite"))
+	st, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "govattack.sqlite"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func sqliteEnv(t *testing.T) *env {
 }
 
 func postgresEnv(t *testing.T) *env {
-	st, err := postgres.Open(context.Background(), pgtest.Schema(t, "govattack"))
+	st, err := postgres.Create(context.Background(), pgtest.Schema(t, "govattack"))
 	if err != nil {
 		t.Fatal(err)
 	}

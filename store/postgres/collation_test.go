@@ -66,7 +66,7 @@ func TestMatchLinguisticCollation(t *testing.T) {
 		q := su.Query()
 		q.Set("search_path", schema)
 		su.RawQuery = q.Encode()
-		st, err := postgres.Open(ctx, su.String())
+		st, err := postgres.Create(ctx, su.String())
 		if err != nil {
 			t.Fatal(err)
 		}

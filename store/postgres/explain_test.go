@@ -13,7 +13,7 @@ import (
 
 func TestExplain(t *testing.T) {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "explain"))
+	st, err := postgres.Create(ctx, pgtest.Schema(t, "explain"))
 	if err != nil {
 		t.Fatal(err)
 	}

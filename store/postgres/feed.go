@@ -165,6 +165,33 @@ func (s *Store) ChangeFeedInstalled(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
+var _ store.FeedScoped = (*Store)(nil)
+
+// FeedReach implements store.FeedScoped: FeedAll with the change log
+// installed; otherwise FeedOwnWrites, or FeedNone when the role may not
+// write to any class table (or the session is read-only), with an error
+// wrapping store.ErrFeedNotInstalled.
+func (s *Store) FeedReach(ctx context.Context) (store.FeedReach, error) {
+	installed, err := s.ChangeFeedInstalled(ctx)
+	if err != nil {
+		return store.FeedNone, err
+	}
+	if installed {
+		return store.FeedAll, nil
+	}
+	var readOnly bool
+	err = s.pool.QueryRow(ctx, `SELECT current_setting('transaction_read_only') = 'on'
+		OR NOT coalesce(bool_or(has_table_privilege(t.c, 'INSERT, UPDATE, DELETE')), false)
+		FROM (SELECT to_regclass(format('%I.%I', current_schema(), "className")) AS c FROM "_SCHEMA") t WHERE t.c IS NOT NULL`).Scan(&readOnly)
+	if err != nil {
+		return store.FeedNone, fmt.Errorf("postgres: change feed status: %w", err)
+	}
+	if readOnly {
+		return store.FeedNone, fmt.Errorf("%w, and this database role may not write, so no change could be reported", store.ErrFeedNotInstalled)
+	}
+	return store.FeedOwnWrites, fmt.Errorf("%w: only the writes made through this server are reported", store.ErrFeedNotInstalled)
+}
+
 func (s *Store) startFeed() {
 	if s.closed.Load() {
 		return

@@ -29,7 +29,7 @@ func feedStore(t *testing.T, install bool, opts ...postgres.Option) (*postgres.S
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	url := pgtest.Schema(t, "feed_"+hex.EncodeToString(b[:]))
-	st, err := postgres.Open(ctx, url, opts...)
+	st, err := postgres.Create(ctx, url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestFeedForeignWriter(t *testing.T) {
 		}
 	}
 	// Parse Server's internal columns are not copied into the log.
-	exec(t, c, `ALTER TABLE "_User" ADD COLUMN "_hashed_password" text`)
+	exec(t, c, `ALTER TABLE "_User" ADD COLUMN IF NOT EXISTS "_hashed_password" text`)
 	exec(t, c, `INSERT INTO "_User" ("objectId", "createdAt", "updatedAt", "username", "_hashed_password", "_rperm") VALUES ('u9', now(), now(), 'ann', 'secret-hash', '{u9}')`)
 	got = r.WaitFor(t, 5)
 	if ch := got[4]; ch.Class != "_User" || ch.After["username"] != "ann" || ch.After["ACL"] == nil {
@@ -461,7 +461,7 @@ func TestFeedClassCreatedElsewhere(t *testing.T) {
 	if _, err := st.Schemas(ctx); err != nil { // warm the schema cache
 		t.Fatal(err)
 	}
-	other, err := postgres.Open(ctx, url)
+	other, err := postgres.Create(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}

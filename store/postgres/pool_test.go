@@ -29,7 +29,7 @@ func TestPoolSize(t *testing.T) {
 		{"flag", url, []postgres.Option{postgres.WithMaxConns(5)}, 5},
 		{"flag over URL", url + sep + "pool_max_conns=7", []postgres.Option{postgres.WithMaxConns(9)}, 9},
 	} {
-		st, err := postgres.Open(context.Background(), c.url, c.opts...)
+		st, err := postgres.Create(context.Background(), c.url, c.opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,9 +40,44 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open connects to the database at url (postgres://…) and makes sure the
-// `_SCHEMA` table and the system classes exist.
+// Open connects to the database at url (postgres://…). It runs no DDL,
+// so a role that may only read serves every read: the database must hold
+// the `_SCHEMA` table already (Parse Server creates it; so do Create,
+// `parsemcp migrate` and `parsemcp demo`), otherwise the error wraps
+// store.ErrNotSetUp.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	s, err := connect(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if err := s.pool.QueryRow(ctx, `SELECT to_regclass('"_SCHEMA"') IS NOT NULL`).Scan(&ok); err != nil {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if !ok {
+		s.pool.Close()
+		return nil, fmt.Errorf("postgres: %w", store.ErrNotSetUp)
+	}
+	return s, nil
+}
+
+// Create connects to the database at url and sets it up (Setup): the
+// `_SCHEMA` table and the system classes, where missing. It needs a role
+// that may create tables.
+func Create(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	s, err := connect(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Setup(ctx); err != nil {
+		s.pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func connect(ctx context.Context, url string, opts []Option) (*Store, error) {
 	s := &Store{}
 	for _, o := range opts {
 		o(&s.opts)
@@ -64,10 +99,6 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		Lock: " FOR UPDATE", LockTable: " IN ACCESS EXCLUSIVE MODE", ClassDropped: s.classDropped,
 		ReadBackChunk: 1000,
 	}
-	if err := s.init(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -82,7 +113,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-func (s *Store) init(ctx context.Context) error {
+// Setup creates the `_SCHEMA` table and the system classes where missing
+// (`parsemcp migrate`, `parsemcp demo`); it changes nothing already there.
+func (s *Store) Setup(ctx context.Context) error {
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" varChar(120), "schema" jsonb, "isParseClass" bool, PRIMARY KEY ("className"))`); err != nil {
 		return fmt.Errorf("postgres: create _SCHEMA: %w", err)
 	}
@@ -164,7 +197,9 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 		}
 		cols = append(cols, d.Ident(name)+" "+columnType(f.Type))
 	}
+	cols = append(cols, systemColumns(sch.ClassName)...)
 	cols = append(cols, "PRIMARY KEY ("+d.Ident(parse.FieldObjectID)+")")
+	stmts = append(stmts, systemIndexes(sch.ClassName)...)
 	for _, name := range slices.Sorted(maps.Keys(sch.Indexes)) {
 		keys := sch.Indexes[name]
 		var parts []string

@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
 		url := pgtest.Schema(t, "s_"+hex.EncodeToString(b[:]))
-		st, err := postgres.Open(context.Background(), url)
+		st, err := postgres.Create(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestFeedConformanceInstalled(t *testing.T) {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
 		url := pgtest.Schema(t, "f_"+hex.EncodeToString(b[:]))
-		st, err := postgres.Open(context.Background(), url)
+		st, err := postgres.Create(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // the database instead of running on after the caller gave up.
 func TestDeadlineCancelsInDatabase(t *testing.T) {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "timeout"))
+	st, err := postgres.Create(ctx, pgtest.Schema(t, "timeout"))
 	if err != nil {
 		t.Fatal(err)
 	}

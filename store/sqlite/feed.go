@@ -326,7 +326,6 @@ func (p *poller) step(ctx context.Context) error {
 	f.commitMu.Unlock()
 
 	var changes, resyncs []store.Change
-	var newClasses []string
 	var seenOwn []ownKey
 	states := make(map[string]*classState, len(schemas))
 	for _, name := range slices.Sorted(maps.Keys(schemas)) {
@@ -337,7 +336,6 @@ func (p *poller) step(ctx context.Context) error {
 			st = &classState{mark: old.mark, atMark: maps.Clone(old.atMark), count: old.count}
 		} else {
 			st = &classState{}
-			newClasses = append(newClasses, name)
 		}
 		states[name] = st
 		if !tableExists(ctx, tx, name) {
@@ -380,7 +378,6 @@ func (p *poller) step(ctx context.Context) error {
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Time.Before(changes[j].Time) })
 	f.hub.Publish(append(changes, resyncs...)...)
-	p.ensureIndexes(ctx, newClasses)
 	return nil
 }
 
@@ -471,17 +468,6 @@ func (p *poller) scanClass(ctx context.Context, tx *sql.Tx, sch parse.Schema, st
 	expected := st.count + ownCreated - ownDeleted + foreignCreates
 	st.mark, st.atMark, st.count = mark, atMark, n
 	return found, own, n != expected, nil
-}
-
-// ensureIndexes gives each class an index on updatedAt, which the scans
-// read by (outside the poll's snapshot; a failure only slows the scans).
-func (p *poller) ensureIndexes(ctx context.Context, classes []string) {
-	for _, c := range classes {
-		_, err := p.s.db.ExecContext(ctx, `CREATE INDEX IF NOT EXISTS `+p.s.d.Ident(c+"_updatedAt")+` ON `+p.s.d.Ident(c)+` (`+p.s.d.Ident(parse.FieldUpdatedAt)+`)`)
-		if err != nil && ctx.Err() == nil {
-			p.s.logger().Debug("sqlite change feed: no updatedAt index", "class", c, "err", err)
-		}
-	}
 }
 
 // expireOwn forgets own writes the poller never saw (rows rewritten before

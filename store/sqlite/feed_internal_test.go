@@ -26,7 +26,7 @@ func waitPolls(t *testing.T, s *Store, n int64) {
 // Polling is cheap: no scan while data_version stays; one after a commit.
 func TestPollScansOnlyWhenDataVersionMoves(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), WithPollInterval(2*time.Millisecond))
+	s, err := Create(ctx, filepath.Join(t.TempDir(), "p.db"), WithPollInterval(2*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,12 +21,12 @@ func twoStores(t *testing.T) (a, b *sqlite.Store, path string) {
 	t.Helper()
 	ctx := context.Background()
 	path = filepath.Join(t.TempDir(), "shared.db")
-	a, err := sqlite.Open(ctx, path, sqlite.WithPollInterval(20*time.Millisecond))
+	a, err := sqlite.Create(ctx, path, sqlite.WithPollInterval(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	b, err = sqlite.Open(ctx, path)
+	b, err = sqlite.Create(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -41,11 +42,56 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open opens (creating if needed) the database at path. Use ":memory:" only
-// for throwaway tests: each pooled connection would see its own database, so
-// the pool is limited to one connection in that case.
+// Open opens the existing database at path; it runs no DDL. A missing file
+// is an error, and so is a file without the `_SCHEMA` table
+// (store.ErrNotSetUp): Create makes a new store.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	if path == ":memory:" {
+		return nil, fmt.Errorf("open sqlite :memory:: an in-memory database is always new; use Create")
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("open sqlite %s: no such database file (create one with `parsemcp demo --out sqlite:%s` or `parsemcp migrate --store sqlite:%s`)", path, path, path)
+		}
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	s, err := open(path, "rw", opts)
+	if err != nil {
+		return nil, err
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '_SCHEMA'`).Scan(&n); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if n == 0 {
+		s.db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, store.ErrNotSetUp)
+	}
+	return s, nil
+}
+
+// Create opens the database at path, creating the file if needed, and sets
+// it up (Setup): the `_SCHEMA` table and the system classes. Use ":memory:"
+// only for throwaway tests: each pooled connection would see its own
+// database, so the pool is limited to one connection in that case.
+func Create(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	s, err := open(path, "rwc", opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Setup(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(path, mode string, opts []Option) (*Store, error) {
 	q := url.Values{}
+	if path != ":memory:" {
+		q.Set("mode", mode)
+	}
 	for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)"} {
 		q.Add("_pragma", p)
 	}
@@ -77,10 +123,6 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		DB: conn{db}, Begin: s.beginWrite, Insert: s.insert, WrapErr: wrapErr,
 		ReadBackChunk: 500,
 	}
-	if err := s.init(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -101,7 +143,9 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-func (s *Store) init(ctx context.Context) error {
+// Setup creates the `_SCHEMA` table and the system classes where missing
+// (`parsemcp migrate`, `parsemcp demo`); it changes nothing already there.
+func (s *Store) Setup(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" TEXT PRIMARY KEY, "schema" TEXT NOT NULL, "isParseClass" INTEGER NOT NULL DEFAULT 1)`); err != nil {
 		return fmt.Errorf("create _SCHEMA: %w", err)
 	}
@@ -111,7 +155,24 @@ func (s *Store) init(ctx context.Context) error {
 			return err
 		}
 	}
+	// The change feed's scans read by updatedAt (files made before
+	// CreateClass added the index get it here).
+	schemas, err := s.loadSchemas(ctx)
+	if err != nil {
+		return err
+	}
+	for name := range schemas {
+		if _, err := s.db.ExecContext(ctx, updatedAtIndex(name)); err != nil && !strings.Contains(err.Error(), "no such table") {
+			return fmt.Errorf("index %s.updatedAt: %w", name, err)
+		}
+	}
 	return nil
+}
+
+// updatedAtIndex is the index the change feed's scans read by.
+func updatedAtIndex(class string) string {
+	var d dialect
+	return `CREATE INDEX IF NOT EXISTS ` + d.Ident(class+"_updatedAt") + ` ON ` + d.Ident(class) + ` (` + d.Ident(parse.FieldUpdatedAt) + `)`
 }
 
 func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error) {
@@ -197,7 +258,8 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 	if _, err := tx.ExecContext(ctx, create); err != nil {
 		return fmt.Errorf("create table %s: %w", sch.ClassName, err)
 	}
-	stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_createdAt")+` ON `+d.Ident(sch.ClassName)+` ("createdAt")`)
+	stmts = append(stmts, `CREATE INDEX `+d.Ident(sch.ClassName+"_createdAt")+` ON `+d.Ident(sch.ClassName)+` ("createdAt")`,
+		updatedAtIndex(sch.ClassName))
 	for name, keys := range sch.Indexes {
 		if len(keys) == 0 {
 			continue

@@ -15,7 +15,7 @@ import (
 
 func openTemp(t *testing.T) store.Store {
 	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "parse.db"))
+	s, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "parse.db"))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -28,7 +28,7 @@ func TestConformance(t *testing.T) {
 
 func TestConformanceInMemory(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(context.Background(), ":memory:")
+		s, err := sqlite.Create(context.Background(), ":memory:")
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -40,7 +40,7 @@ func TestConformanceInMemory(t *testing.T) {
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "parse.db")
-	s, err := sqlite.Open(ctx, path)
+	s, err := sqlite.Create(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err = sqlite.Open(ctx, path) // system classes already exist: no error
+	s, err = sqlite.Create(ctx, path) // system classes already exist: no error
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestOddPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "parse #1.db")
-	s, err := sqlite.Open(ctx, path)
+	s, err := sqlite.Create(ctx, path)
 	if err != nil {
 		t.Fatalf("Open(%q): %v", path, err)
 	}

@@ -161,10 +161,11 @@ func DeleteSQL(d query.Dialect, sch parse.Schema, w store.Write) (sqlText string
 }
 
 // ReadFields lists the fields a find reads for keys (nil: all): the system
-// fields always, then the requested ones, in schema order. Relation fields
+// fields (the ACL too, as Parse Server returns it whatever the keys) and
+// the Relation markers always, then the requested ones, in schema order. Relation fields
 // are included (they have no column; backends return the Relation marker).
 func ReadFields(sch parse.Schema, keys []string) []string {
-	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
+	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true, parse.FieldACL: true}
 	all := keys == nil
 	for _, k := range keys {
 		head, _, _ := strings.Cut(k, ".")
@@ -172,7 +173,8 @@ func ReadFields(sch parse.Schema, keys []string) []string {
 	}
 	var out []string
 	for _, name := range sch.FieldNames() {
-		if all || want[name] {
+		// Relation markers come back whatever the keys, as in Parse Server.
+		if all || want[name] || sch.Fields[name].Type == parse.TypeRelation {
 			out = append(out, name)
 		}
 	}

@@ -1,0 +1,10 @@
+package compat
+
+import (
+	"os"
+	"testing"
+
+	"github.com/parsemcp/parsemcp/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
