@@ -71,6 +71,18 @@ var (
 	ErrInvalid        = errors.New("invalid object")
 	ErrObjectNotFound = errors.New("object not found")
 	ErrClassNotEmpty  = errors.New("class is not empty")
+	// ErrPermissionDenied: a backend that enforces permissions itself
+	// (Parse Server behind store/parserest) refused the operation.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrRateLimited: the backend asked to slow down and kept doing so
+	// until the call's time ran out.
+	ErrRateLimited = errors.New("rate limited by the backend")
+	// ErrUnavailable: the backend could not be reached within the call's
+	// time.
+	ErrUnavailable = errors.New("backend unavailable")
+	// ErrUnsupported: the backend cannot run this operation (a remote
+	// backend's API has no form for it).
+	ErrUnsupported = errors.New("not supported by this store")
 )
 
 // Write selects the one object an Update or Delete may change.

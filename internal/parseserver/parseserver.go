@@ -39,6 +39,8 @@ type Options struct {
 	// RESTKey and JSKey, when set, must be sent by clients (REST, LiveQuery).
 	RESTKey string
 	JSKey   string
+	// CustomObjectIDs lets clients choose objectIds (allowCustomObjectId).
+	CustomObjectIDs bool
 	// LiveQueryClasses are the classes with LiveQuery, each a regular
 	// expression anchored at both ends; empty means every class.
 	LiveQueryClasses []string
@@ -150,6 +152,9 @@ func (s *Server) Start() {
 		"PARSE_LIVEQUERY_CLASSES="+strings.Join(s.opts.LiveQueryClasses, ","),
 		"PARSE_LOGS_FOLDER="+filepath.Join(s.dir, "logs"),
 	)
+	if s.opts.CustomObjectIDs {
+		cmd.Env = append(cmd.Env, "PARSE_ALLOW_CUSTOM_OBJECT_ID=1")
+	}
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		s.t.Fatalf("parseserver: start node: %v", err)

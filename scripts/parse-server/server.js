@@ -10,6 +10,8 @@
 //   PARSE_LIVEQUERY_CLASSES  comma-separated class names with LiveQuery; each is
 //                         a regular expression anchored at both ends, so ".*"
 //                         (the default) means every class
+//   PARSE_ALLOW_CUSTOM_OBJECT_ID  "1": clients may choose objectIds (parsemcp's
+//                         conformance suite and demo data use fixed ids)
 //   PARSE_LOGS_FOLDER     where Parse Server writes its log files (default: a
 //                         "logs" folder in the working directory; the Go helper
 //                         runs it in a temporary directory)
@@ -46,6 +48,7 @@ async function main() {
     logsFolder: process.env.PARSE_LOGS_FOLDER || './logs',
     verbose: false,
   };
+  if (process.env.PARSE_ALLOW_CUSTOM_OBJECT_ID === '1') config.allowCustomObjectId = true;
   if (process.env.PARSE_REST_KEY) config.restAPIKey = process.env.PARSE_REST_KEY;
   if (process.env.PARSE_JS_KEY) config.javascriptKey = process.env.PARSE_JS_KEY;
 

@@ -34,6 +34,24 @@ import (
 // it when the subtest ends (register any further teardown with t.Cleanup in
 // open: it runs after the close).
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	RunSkipping(t, open, nil)
+}
+
+// RunSkipping runs the suite but skips the subtests named in skip
+// ("Group/Name", e.g. "Schema/ClassExists") with the reason given: for a
+// backend that cannot have a behaviour at all (a remote API with no form
+// for it). Every skip is listed where the backend calls this, with its
+// reason; a name that matches no subtest fails the run, so the list
+// cannot go stale.
+func RunSkipping(t *testing.T, open func(t *testing.T) store.Store, skip map[string]string) {
+	used := map[string]bool{}
+	defer func() {
+		for name := range skip {
+			if !used[name] && !t.Failed() && !t.Skipped() {
+				t.Errorf("storetest: skip list names %q, which is no subtest", name)
+			}
+		}
+	}()
 	groups := []struct {
 		name  string
 		tests []subtest
@@ -53,14 +71,18 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Feed", feedTests}, // skipped for stores that are not a store.Feed
 	}
 	for _, g := range groups {
-		t.Run(g.name, func(t *testing.T) { runGroup(t, g.tests, open) })
+		t.Run(g.name, func(t *testing.T) { runGroup(t, g.name, g.tests, open, skip, used) })
 	}
 }
 
 // runGroup runs each test on a store of its own.
-func runGroup(t *testing.T, tests []subtest, open func(t *testing.T) store.Store) {
+func runGroup(t *testing.T, group string, tests []subtest, open func(t *testing.T) store.Store, skip map[string]string, used map[string]bool) {
 	for _, st := range tests {
 		t.Run(st.name, func(t *testing.T) {
+			if why, ok := skip[group+"/"+st.name]; ok {
+				used[group+"/"+st.name] = true
+				t.Skip(why)
+			}
 			s := open(t)
 			if s == nil {
 				t.Fatal("open returned a nil store")
