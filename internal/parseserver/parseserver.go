@@ -41,6 +41,10 @@ type Options struct {
 	JSKey   string
 	// CustomObjectIDs lets clients choose objectIds (allowCustomObjectId).
 	CustomObjectIDs bool
+	// AcceptAuthData names auth providers whose authData Parse Server
+	// accepts unchecked (test data with authData, e.g. the demo's
+	// "google", "apple" and "github" users).
+	AcceptAuthData []string
 	// LiveQueryClasses are the classes with LiveQuery, each a regular
 	// expression anchored at both ends; empty means every class.
 	LiveQueryClasses []string
@@ -152,6 +156,9 @@ func (s *Server) Start() {
 		"PARSE_LIVEQUERY_CLASSES="+strings.Join(s.opts.LiveQueryClasses, ","),
 		"PARSE_LOGS_FOLDER="+filepath.Join(s.dir, "logs"),
 	)
+	if len(s.opts.AcceptAuthData) > 0 {
+		cmd.Env = append(cmd.Env, "PARSE_ACCEPT_AUTH_DATA="+strings.Join(s.opts.AcceptAuthData, ","))
+	}
 	if s.opts.CustomObjectIDs {
 		cmd.Env = append(cmd.Env, "PARSE_ALLOW_CUSTOM_OBJECT_ID=1")
 	}

@@ -12,6 +12,9 @@
 //                         (the default) means every class
 //   PARSE_ALLOW_CUSTOM_OBJECT_ID  "1": clients may choose objectIds (parsemcp's
 //                         conformance suite and demo data use fixed ids)
+//   PARSE_ACCEPT_AUTH_DATA  comma-separated auth providers (e.g. "google,apple")
+//                         whose authData is accepted without checking it with
+//                         the provider: test and demo data only, never production
 //   PARSE_LOGS_FOLDER     where Parse Server writes its log files (default: a
 //                         "logs" folder in the working directory; the Go helper
 //                         runs it in a temporary directory)
@@ -49,6 +52,13 @@ async function main() {
     verbose: false,
   };
   if (process.env.PARSE_ALLOW_CUSTOM_OBJECT_ID === '1') config.allowCustomObjectId = true;
+  if (process.env.PARSE_ACCEPT_AUTH_DATA) {
+    const accept = { validateAuthData: () => Promise.resolve(), validateAppId: () => Promise.resolve() };
+    config.auth = {};
+    for (const p of process.env.PARSE_ACCEPT_AUTH_DATA.split(',').map(s => s.trim()).filter(Boolean)) {
+      config.auth[p] = { module: accept };
+    }
+  }
   if (process.env.PARSE_REST_KEY) config.restAPIKey = process.env.PARSE_REST_KEY;
   if (process.env.PARSE_JS_KEY) config.javascriptKey = process.env.PARSE_JS_KEY;
 

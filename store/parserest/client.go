@@ -160,7 +160,8 @@ func (s *Store) final(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, store.ErrPermissionDenied) || errors.Is(err, store.ErrInvalid) {
 		return err
 	}
 	return fmt.Errorf("%w: Parse Server at %s: %v", store.ErrUnavailable, s.display, err)

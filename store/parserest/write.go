@@ -37,9 +37,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 		return err
 	}
 	if len(objs) > maxBatch {
-		// Parse Server's batch is atomic only within itself: refuse
-		// rather than commit a part.
-		return fmt.Errorf("%w: at most %d objects in one create through Parse Server", store.ErrInvalid, maxBatch)
+		return s.createChunks(ctx, class, objs)
 	}
 	reqs := make([]map[string]any, len(objs))
 	for i, r := range rows {
@@ -97,6 +95,36 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 		objs[i][parse.FieldUpdatedAt] = r.Success.CreatedAt
 	}
 	return nil
+}
+
+// createChunks creates more objects than one batch takes, batch by
+// batch; when a batch fails, the objects the earlier batches created are
+// deleted again, so the call creates all of them or (but for a failure of
+// that clean-up, which is logged) none.
+func (s *Store) createChunks(ctx context.Context, class string, objs []parse.Object) error {
+	for i := 0; i < len(objs); i += maxBatch {
+		end := min(i+maxBatch, len(objs))
+		if err := s.Create(ctx, class, objs[i:end]); err != nil {
+			s.undoCreate(class, objs[:i])
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) undoCreate(class string, created []parse.Object) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := 0; i < len(created); i += maxBatch {
+		end := min(i+maxBatch, len(created))
+		reqs := make([]map[string]any, 0, end-i)
+		for _, o := range created[i:end] {
+			reqs = append(reqs, map[string]any{"method": http.MethodDelete, "path": s.mount + "/classes/" + class + "/" + store.ObjectIDOf(o)})
+		}
+		if err := s.do(ctx, request{method: http.MethodPost, path: "/batch", body: map[string]any{"requests": reqs}, cred: master}, nil); err != nil {
+			s.log.Error("parserest: a failed create left objects behind", "class", class, "objects", end-i, "err", err)
+		}
+	}
 }
 
 // createErr maps a refused create: a duplicate value (an objectId or a

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/parseserver"
+	"github.com/parsemcp/parsemcp/store/parserest"
+)
+
+// parseDemo starts a Parse Server and loads the demo into it with
+// `parsemcp demo --out parse+http://…` (through its REST API). It returns
+// the server, the store URL and the environment holding the master key.
+func parseDemo(t *testing.T, rows string) (*parseserver.Server, string, []string) {
+	t.Helper()
+	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, AcceptAuthData: []string{"google", "apple", "github"}})
+	spec := "parse+" + strings.Replace(srv.URL(), "://", "://"+srv.AppID()+"@", 1)
+	env := []string{parserest.EnvMasterKey + "=" + srv.MasterKey()}
+	if _, stderr, code := run(t, env, "demo", "--rows", rows, "--out", spec, "-q"); code != 0 {
+		t.Fatalf("demo --out %s: exit %d: %s", spec, code, stderr)
+	}
+	if strings.Contains(spec, srv.MasterKey()) {
+		t.Fatal("the store URL holds the master key")
+	}
+	return srv, spec, env
+}
+
+// TestServeParseServer: `parsemcp serve --store parse+http://…` in front of
+// a running Parse Server gives the same answers, agent for agent, as the
+// same demo served from SQLite: master key, anonymous, and users with
+// roles (Parse Server enforcing ACLs and CLPs itself through sessions the
+// master key opens for them); a role-only identity is refused at start-up;
+// the master key never appears in the server's output.
+func TestServeParseServer(t *testing.T) {
+	srv, spec, env := parseDemo(t, "600")
+	sqlitePath := filepath.Join(t.TempDir(), "demo.sqlite")
+	if _, stderr, code := run(t, nil, "demo", "--rows", "600", "--out", "sqlite:"+sqlitePath, "-q"); code != 0 {
+		t.Fatalf("demo sqlite: %s", stderr)
+	}
+	identities := map[string][]string{
+		"master":    nil,
+		"anonymous": {"--anonymous"},
+		"admin":     {"--as-user", demo.AdminUserID},
+		"member":    {"--as-user", demo.MemberUserID},
+		"norole":    {"--as-user", demo.NoRoleUserID},
+	}
+	type call struct {
+		tool string
+		args map[string]any
+	}
+	var calls []call
+	for _, class := range []string{demo.ClassOrganization, demo.ClassProject, demo.ClassTicket, demo.ClassComment, demo.ClassCustomer, demo.ClassOrder} {
+		calls = append(calls,
+			call{"count_objects", map[string]any{"class_name": class}},
+			call{"query_class", map[string]any{"class_name": class, "order": "objectId", "limit": 7, "keys": []string{"objectId"}}},
+		)
+	}
+	calls = append(calls,
+		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": "open"}}},
+		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"project": map[string]any{"__type": "Pointer", "className": demo.ClassProject, "objectId": demo.ProjectWebsiteID}}}},
+		call{"query_class", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": map[string]any{"$in": []string{"open", "closed"}}}, "order": "-number,objectId", "limit": 5}},
+		call{"get_object", map[string]any{"class_name": demo.ClassTicket, "object_id": demo.TicketMemberID}},
+		call{"get_schema", map[string]any{"class_name": demo.ClassTicket}},
+	)
+	for name, flags := range identities {
+		t.Run(name, func(t *testing.T) {
+			want := connect(t, startServe(t, nil, append([]string{"--store", "sqlite:" + sqlitePath}, flags...)...).url)
+			ps := startServe(t, env, append([]string{"--store", spec}, flags...)...)
+			got := connect(t, ps.url)
+			for _, c := range calls {
+				w, wErr := callTool(t, want, c.tool, c.args)
+				g, gErr := callTool(t, got, c.tool, c.args)
+				if wErr != gErr || !reflect.DeepEqual(canonJSON(t, w), canonJSON(t, g)) {
+					t.Errorf("%s %v:\n sqlite: %v\n parse:  %v", c.tool, c.args, w, g)
+				}
+			}
+			if strings.Contains(ps.stderr.String(), srv.MasterKey()) {
+				t.Error("the server's log shows the master key")
+			}
+		})
+	}
+
+	// An identity Parse Server has no session for is refused at start-up.
+	_, stderr, code := run(t, env, "call", "count_objects", "--store", spec, "--as-role", "Admin", "--args", `{"class_name":"Ticket"}`)
+	if code == 0 || !strings.Contains(stderr, "no Parse Server equivalent") {
+		t.Fatalf("--as-role on a Parse Server store: exit %d: %s", code, stderr)
+	}
+	// Without the master key, acting as a user is refused at start-up too.
+	_, stderr, code = run(t, nil, "call", "count_objects", "--store", spec, "--as-user", demo.AdminUserID, "--args", `{"class_name":"Ticket"}`)
+	if code == 0 || !strings.Contains(stderr, "master key") {
+		t.Fatalf("--as-user without the master key: exit %d: %s", code, stderr)
+	}
+}
+
+func connect(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "parse-e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// canonJSON drops what legitimately differs between the two servers:
+// timings, and createdAt/updatedAt, which Parse Server assigns itself when
+// the demo is written through its REST API.
+func canonJSON(t *testing.T, v map[string]any) any {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"createdAt", "updatedAt", "elapsed_ms", "took_ms"} {
+				delete(x, k)
+			}
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(out)
+	return out
+}
