@@ -93,4 +93,3 @@ func checkPolicyIdentities(st store.Store, pol *policy.Policy) error {
 	}
 	return nil
 }
-
