@@ -71,7 +71,12 @@ async function main() {
     httpServer.once('error', reject);
     httpServer.listen(port, '127.0.0.1', resolve);
   });
-  await ParseServer.createLiveQueryServer(httpServer);
+  // keyPairs: without them LiveQuery does not recognize the master key
+  // (a master-key client would get events filtered by ACL).
+  const keyPairs = { masterKey: config.masterKey };
+  if (config.javascriptKey) keyPairs.javascriptKey = config.javascriptKey;
+  if (config.restAPIKey) keyPairs.restAPIKey = config.restAPIKey;
+  await ParseServer.createLiveQueryServer(httpServer, { appId: config.appId, masterKey: config.masterKey, serverURL, keyPairs });
   console.log(`parse-server ready ${serverURL}`);
 
   const stop = () => {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,7 +118,8 @@ func defaultCLP(class string) map[string]any {
 // and write still goes through the REST API.
 type seeded struct {
 	*parserest.Store
-	db *pgx.Conn
+	dbMu *sync.Mutex // one connection, shared by concurrent writers
+	db   *pgx.Conn
 }
 
 func (s *seeded) Create(ctx context.Context, class string, objs []parse.Object) error {
@@ -139,6 +141,8 @@ func (s *seeded) Create(ctx context.Context, class string, objs []parse.Object) 
 	if err := s.Store.Create(ctx, class, objs); err != nil {
 		return err
 	}
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
 	for i, o := range objs {
 		for _, name := range unset[i] {
 			if _, err := s.db.Exec(ctx, `UPDATE `+pgx.Identifier{class}.Sanitize()+` SET `+pgx.Identifier{name}.Sanitize()+` = NULL WHERE "objectId" = $1`, store.ObjectIDOf(o)); err != nil {

@@ -122,7 +122,7 @@ func (s *Store) findPage(ctx context.Context, acl []string, path string, params 
 // values lose their url.
 func (s *Store) shape(sch parse.Schema, q *query.Query, rows []parse.Object) []parse.Object {
 	var want map[string]bool
-	if q.Keys != nil {
+	if q != nil && q.Keys != nil {
 		want = map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
 		for _, k := range q.Keys {
 			want[k] = true
