@@ -234,7 +234,8 @@ func (s *Server) Log() string {
 	return string(b)
 }
 
-// Request calls the REST API with the application id (and REST key) and
+// Request calls the REST API with the application id (and the REST or
+// JavaScript key) and
 // either the master key (master) or a session token (when not empty).
 // It returns the HTTP status and the body; a transport error fails t.
 func (s *Server) Request(method, path string, body any, sessionToken string, master bool) (int, []byte) {
@@ -253,8 +254,11 @@ func (s *Server) Request(method, path string, body any, sessionToken string, mas
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Parse-Application-Id", s.opts.AppID)
-	if s.opts.RESTKey != "" {
+	switch {
+	case s.opts.RESTKey != "":
 		req.Header.Set("X-Parse-REST-API-Key", s.opts.RESTKey)
+	case s.opts.JSKey != "":
+		req.Header.Set("X-Parse-Javascript-Key", s.opts.JSKey)
 	}
 	if master {
 		req.Header.Set("X-Parse-Master-Key", s.opts.MasterKey)
