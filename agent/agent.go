@@ -69,6 +69,10 @@ type Identity struct {
 	Mode   AuthMode
 	UserID string   // AuthUser
 	Roles  []string // role names held (AuthUser, AuthRole), inherited ones included
+	// session is the Parse session token the identity was established
+	// with (SessionIdentity), for a store that forwards it to Parse
+	// Server (store.SessionBinder); never logged nor shown.
+	session string
 }
 
 // Principal returns the ACL entries the identity holds.

@@ -101,3 +101,11 @@ type Write struct {
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }
+
+// SessionBinder is implemented by stores that forward a caller's own
+// credential to a server enforcing permissions itself (parserest): the
+// store returned acts, for queries and writes whose ACL names userID, with
+// that user's session token.
+type SessionBinder interface {
+	WithSession(userID, token string) Store
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -86,6 +87,49 @@ func TestServeParseServer(t *testing.T) {
 			}
 		})
 	}
+
+	// A request's own session token is forwarded to Parse Server (no
+	// session is opened on its behalf) and a forged one is refused.
+	t.Run("session token", func(t *testing.T) {
+		code, body := srv.Request(http.MethodPost, "/users", map[string]any{"username": "carol", "password": "pw-carol"}, "", false)
+		var carol struct{ SessionToken string }
+		if code != http.StatusCreated || json.Unmarshal(body, &carol) != nil || carol.SessionToken == "" {
+			t.Fatalf("sign up: %d %s", code, body)
+		}
+		sessions := func() float64 {
+			_, b := srv.Request(http.MethodGet, "/classes/_Session?count=1&limit=0&where=%7B%22objectId%22%3A%7B%22%24exists%22%3Atrue%7D%7D", nil, "", true)
+			var r struct{ Count float64 }
+			_ = json.Unmarshal(b, &r)
+			return r.Count
+		}
+		before := sessions()
+		ps := startServe(t, env, "--store", spec)
+		tr := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", carol.SessionToken}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "carol", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		anon := connect(t, startServe(t, env, "--store", spec, "--anonymous").url)
+		for _, class := range []string{demo.ClassTicket, demo.ClassProject} {
+			got, gErr := callTool(t, cs, "count_objects", map[string]any{"class_name": class})
+			want, _ := callTool(t, anon, "count_objects", map[string]any{"class_name": class})
+			if gErr || got["count"] != want["count"] {
+				t.Errorf("carol (no roles) counts %s %v, anonymous %v", class, got, want["count"])
+			}
+		}
+		if after := sessions(); after != before {
+			t.Errorf("sessions went from %v to %v: the caller's token was not forwarded", before, after)
+		}
+		if strings.Contains(ps.stderr.String(), carol.SessionToken) {
+			t.Error("the server's log shows the session token")
+		}
+		bad := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", "r:forged"}}}
+		if cs, err := mcp.NewClient(&mcp.Implementation{Name: "forged", Version: "1"}, nil).Connect(context.Background(), bad, nil); err == nil {
+			cs.Close()
+			t.Error("a forged session token was accepted")
+		}
+	})
 
 	// An identity Parse Server has no session for is refused at start-up.
 	_, stderr, code := run(t, env, "call", "count_objects", "--store", spec, "--as-role", "Admin", "--args", `{"class_name":"Ticket"}`)

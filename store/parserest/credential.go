@@ -60,6 +60,9 @@ func (s *Store) credentialFor(ctx context.Context, acl []string) (credential, er
 	}
 	switch {
 	case user != "":
+		if tok := boundToken(ctx, user); tok != "" {
+			return credential{token: tok}, nil // the caller's own session
+		}
 		tok, err := s.sessionFor(ctx, user)
 		if err != nil {
 			return credential{}, err
@@ -125,7 +128,8 @@ func (s *Store) call(ctx context.Context, acl []string, r request, out any) erro
 	r.cred = cred
 	err = s.do(ctx, r, out)
 	var ae *APIError
-	if cred.token != "" && errors.As(err, &ae) && ae.Code == codeInvalidSessionToken {
+	minted := cred.token != "" && !isBound(ctx, cred.token)
+	if minted && errors.As(err, &ae) && ae.Code == codeInvalidSessionToken {
 		s.forgetSession(cred.token)
 		if r.cred, err = s.credentialFor(ctx, acl); err != nil {
 			return err
@@ -133,4 +137,11 @@ func (s *Store) call(ctx context.Context, acl []string, r request, out any) erro
 		err = s.do(ctx, r, out)
 	}
 	return err
+}
+
+// isBound reports whether tok is the caller's own session (never minted
+// again on its behalf: an expired caller session is the caller's problem).
+func isBound(ctx context.Context, tok string) bool {
+	b, ok := ctx.Value(sessionKey{}).(boundSession)
+	return ok && b.token == tok
 }
