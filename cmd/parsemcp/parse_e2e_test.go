@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -179,4 +181,64 @@ func canonJSON(t *testing.T, v map[string]any) any {
 	}
 	strip(out)
 	return out
+}
+
+// TestParseServerLive: a client subscribed to parse://Ticket/count on
+// `serve --store parse+http://…` is notified, through LiveQuery, of a
+// ticket another Parse client creates straight through Parse Server's
+// REST API; while Parse Server is down a call fails as unavailable, and
+// once it is back calls answer again and notifications resume.
+func TestParseServerLive(t *testing.T) {
+	srv, spec, env := parseDemo(t, "300")
+	s := startServe(t, env, "--store", spec, "--live-debounce", "100ms", "--rate-limit", "0")
+	ctx := context.Background()
+	updates := make(chan string, 64)
+	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	const uri = "parse://Ticket/count"
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	write := func(title string) {
+		t.Helper()
+		if code, body := srv.Request(http.MethodPost, "/classes/Ticket", map[string]any{"title": title, "ACL": map[string]any{"*": map[string]any{"read": true}}}, "", true); code != http.StatusCreated {
+			t.Fatalf("write through Parse Server: %d %s", code, body)
+		}
+	}
+	// Each write is retried until its notification comes: the listening
+	// stream and the LiveQuery subscription open asynchronously.
+	await := func(what string) {
+		t.Helper()
+		for i := range 20 {
+			write(what + " " + strconv.Itoa(i))
+			select {
+			case got := <-updates:
+				if got != uri {
+					t.Fatalf("%s: notification for %s", what, got)
+				}
+				return
+			case <-time.After(time.Second):
+			}
+		}
+		t.Fatalf("%s: no notification\n%s", what, s.stderr)
+	}
+	await("another Parse client")
+
+	srv.Stop()
+	if out, isErr := callTool(t, watcher, "count_objects", map[string]any{"class_name": "Ticket"}); !isErr || out["error_code"] != "unavailable" {
+		t.Fatalf("count while Parse Server is down: %v", out)
+	}
+	srv.Start()
+	if out, isErr := callTool(t, watcher, "count_objects", map[string]any{"class_name": "Ticket"}); isErr {
+		t.Fatalf("count after the restart: %v", out)
+	}
+	for len(updates) > 0 { // the resync after the reconnect may notify too
+		<-updates
+	}
+	await("after the restart")
 }
