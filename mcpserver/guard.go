@@ -113,7 +113,8 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		}
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve})
+			catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
+			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve, Catalog: catalog})
 		})
 		for i := len(s.guards) - 1; i >= 0; i-- {
 			run = s.guards[i](run)
