@@ -101,6 +101,6 @@ func SessionIdentity(ctx context.Context, st store.Store, token string, now time
 		return Identity{}, fmt.Errorf("%w: session has no user", ErrUnauthorized)
 	}
 	id, err := UserIdentity(ctx, st, userID)
-	id.session = token
+	id.Session = NewSecret(token)
 	return id, err
 }

@@ -70,8 +70,8 @@ type Scope struct {
 // a session token reaches a store that forwards sessions
 // (store.SessionBinder: Parse Server behind parserest) with that token.
 func NewScope(a *Agent, st store.Store) *Scope {
-	if sb, ok := st.(store.SessionBinder); ok && a.Identity.session != "" && a.Identity.Mode == AuthUser {
-		st = sb.WithSession(a.Identity.UserID, a.Identity.session)
+	if sb, ok := st.(store.SessionBinder); ok && a.Identity.Session.Reveal() != "" && a.Identity.Mode == AuthUser {
+		st = sb.WithSession(a.Identity.UserID, a.Identity.Session.Reveal())
 	}
 	h := map[string]bool{}
 	for _, c := range AlwaysHiddenClasses {
