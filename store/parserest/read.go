@@ -3,6 +3,7 @@ package parserest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -77,6 +78,23 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		params.Set("keys", strings.Join(keys, ","))
 	}
 	path := "/classes/" + url.PathEscape(q.Class)
+	if id, ok := singleID(q); ok {
+		// One object by id: GET /classes/Class/id, Parse Server's cheapest
+		// read (a missing or unreadable object is 101).
+		var obj parse.Object
+		p := url.Values{}
+		if k := params.Get("keys"); k != "" {
+			p.Set("keys", k)
+		}
+		err := s.call(ctx, q.ReadACL, request{method: http.MethodGet, path: objectPath(q.Class, id), query: p}, &obj)
+		if errors.Is(err, store.ErrObjectNotFound) {
+			return []parse.Object{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s.shape(sch, q, []parse.Object{obj}), nil
+	}
 	if q.Limit >= 0 {
 		if len(order) > 0 {
 			params.Set("order", strings.Join(order, ","))
@@ -105,6 +123,28 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		}
 	}
 	return s.shape(sch, q, all), nil
+}
+
+// singleID reports the id of a query that selects at most one object by
+// objectId alone (equality, or $in of one id) with no skip.
+func singleID(q *query.Query) (string, bool) {
+	if q.Skip > 0 || q.Limit == 0 {
+		return "", false
+	}
+	idPath := func(p query.Path) bool { return p.Field == parse.FieldObjectID && len(p.Sub) == 0 }
+	switch w := q.Where.(type) {
+	case query.Cmp:
+		if id, ok := w.Value.(string); ok && idPath(w.Path) && w.Op == query.OpEq && !w.ArrayElem && parse.ValidObjectID(id) {
+			return id, true
+		}
+	case query.In:
+		if len(w.Values) == 1 && idPath(w.Path) && !w.Not {
+			if id, ok := w.Values[0].(string); ok && parse.ValidObjectID(id) {
+				return id, true
+			}
+		}
+	}
+	return "", false
 }
 
 func (s *Store) findPage(ctx context.Context, acl []string, path string, params url.Values) ([]parse.Object, error) {
