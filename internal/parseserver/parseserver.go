@@ -45,6 +45,9 @@ type Options struct {
 	// accepts unchecked (test data with authData, e.g. the demo's
 	// "google", "apple" and "github" users).
 	AcceptAuthData []string
+	// RateLimit, "PATH COUNT WINDOW_MS", rate-limits one path for every
+	// client (Parse Server answers 429).
+	RateLimit string
 	// LiveQueryClasses are the classes with LiveQuery, each a regular
 	// expression anchored at both ends; empty means every class.
 	LiveQueryClasses []string
@@ -107,6 +110,9 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	if opts.CustomObjectIDs {
 		env = append(env, "PARSE_ALLOW_CUSTOM_OBJECT_ID=1")
+	}
+	if opts.RateLimit != "" {
+		env = append(env, "PARSE_RATE_LIMIT="+opts.RateLimit)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -15,6 +15,9 @@
 //   PARSE_ACCEPT_AUTH_DATA  comma-separated auth providers (e.g. "google,apple")
 //                         whose authData is accepted without checking it with
 //                         the provider: test and demo data only, never production
+//   PARSE_RATE_LIMIT      "PATH COUNT WINDOW_MS": Parse Server's rate limit on one
+//                         path (e.g. "/classes/Limited 2 60000"), master key and
+//                         local clients included (tests of the 429 answer)
 //   PARSE_LOGS_FOLDER     where Parse Server writes its log files (default: a
 //                         "logs" folder in the working directory; the Go helper
 //                         runs it in a temporary directory)
@@ -58,6 +61,11 @@ async function main() {
     for (const p of process.env.PARSE_ACCEPT_AUTH_DATA.split(',').map(s => s.trim()).filter(Boolean)) {
       config.auth[p] = { module: accept };
     }
+  }
+  if (process.env.PARSE_RATE_LIMIT) {
+    const [requestPath, count, windowMs] = process.env.PARSE_RATE_LIMIT.split(' ');
+    config.rateLimit = [{ requestPath, requestCount: Number(count), requestTimeWindow: Number(windowMs),
+      includeMasterKey: true, includeInternalRequests: true }];
   }
   if (process.env.PARSE_REST_KEY) config.restAPIKey = process.env.PARSE_REST_KEY;
   if (process.env.PARSE_JS_KEY) config.javascriptKey = process.env.PARSE_JS_KEY;

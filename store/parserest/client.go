@@ -72,6 +72,9 @@ func (e *APIError) Unwrap() error {
 		codeInvalidJSON, codeIncorrectType, codeInvalidNestedKey, codeDuplicateValue, codeInvalidRoleName, codeValidationError:
 		return store.ErrInvalid
 	}
+	if e.Status == http.StatusTooManyRequests { // Parse Server's rate limit (code 100)
+		return store.ErrRateLimited
+	}
 	if e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized {
 		return store.ErrPermissionDenied
 	}
@@ -173,7 +176,7 @@ func (s *Store) final(err error) error {
 func (s *Store) retryable(r request, err error) bool {
 	var ae *APIError
 	if errors.As(err, &ae) {
-		if ae.Code == codeRequestLimit {
+		if ae.Code == codeRequestLimit || ae.Status == http.StatusTooManyRequests {
 			return true
 		}
 		return r.method == http.MethodGet && ae.Code == 0 && ae.Status >= 500

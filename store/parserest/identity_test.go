@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parsemcp/parsemcp/internal/parseserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -166,5 +167,36 @@ func TestFeedOtherClientAndRestart(t *testing.T) {
 	last := got[len(got)-1]
 	if last.Op != store.ChangeCreate || last.After["text"] != "after the restart" {
 		t.Fatalf("change after the restart: %s", storetest.DescribeChanges(got))
+	}
+}
+
+// TestRateLimited: Parse Server's rate limit (429) is retried with backoff
+// while the call has time, then reported as rate limited; other paths are
+// not affected.
+func TestRateLimited(t *testing.T) {
+	srv := parseserver.Start(t, parseserver.Options{RateLimit: "/classes/Limited 2 600000"})
+	st := openStore(t, srv)
+	defer st.Close()
+	ctx := context.Background()
+	for _, c := range []string{"Limited", "Free"} {
+		sch := parse.NewSchema(c)
+		if err := st.CreateClass(ctx, sch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 { // the window's allowance
+		if _, err := st.Count(ctx, &query.Query{Class: "Limited"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The window lasts ten minutes: no retry within the deadline can pass.
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err := st.Count(cctx, &query.Query{Class: "Limited"})
+	cancel()
+	if !errors.Is(err, store.ErrRateLimited) {
+		t.Fatalf("Count over the limit: %v, want rate limited", err)
+	}
+	if _, err := st.Count(ctx, &query.Query{Class: "Free"}); err != nil {
+		t.Fatalf("another path: %v", err)
 	}
 }
