@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -54,6 +55,14 @@ type Feed interface {
 	// Every watcher receives the same Change values: fn must not modify
 	// Before or After (copy them first).
 	Watch(fn func(Change)) (cancel func())
+}
+
+// FeedCoverage is implemented by feeds that may not follow every class
+// (Parse LiveQuery refuses some): Follows returns nil once changes of
+// class reach the feed, or why they cannot, so a subscription that would
+// never be notified is refused instead.
+type FeedCoverage interface {
+	Follows(ctx context.Context, class string) error
 }
 
 // Hub delivers published changes to its watchers on one goroutine, in the

@@ -204,6 +204,11 @@ func TestParseServerLive(t *testing.T) {
 	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
+	// Order's find permission is not public: LiveQuery will not follow it
+	// (even with the master key), so subscribing is refused, not silent.
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: "parse://Order/count"}); err == nil || !strings.Contains(err.Error(), "LiveQuery refuses class Order") {
+		t.Fatalf("subscribe to a class LiveQuery refuses: %v", err)
+	}
 	write := func(title string) {
 		t.Helper()
 		if code, body := srv.Request(http.MethodPost, "/classes/Ticket", map[string]any{"title": title, "ACL": map[string]any{"*": map[string]any{"read": true}}}, "", true); code != http.StatusCreated {

@@ -39,16 +39,9 @@ const classRefresh = 2 * time.Second
 // that is not the subscribers', so the feed refuses (logged once) rather
 // than report a misleading subset.
 func (s *Store) Watch(fn func(store.Change)) (cancel func()) {
-	if s.cfg.MasterKey == "" {
-		s.feedOnce.Do(func() {
-			s.log.Error("parserest: no change feed without the master key: resource subscriptions are not notified of changes")
-		})
+	if s.startFeed() == nil {
 		return func() {}
 	}
-	s.feedOnce.Do(func() {
-		s.feed = newLiveFeed(s)
-		go s.feed.run()
-	})
 	select {
 	case <-s.feed.ready:
 	case <-time.After(FeedReadyWait):
@@ -66,11 +59,60 @@ type liveFeed struct {
 
 	readyOnce sync.Once
 	mu        sync.Mutex
-	byReq     map[int]string  // requestId → class
-	classes   map[string]bool // subscribed (or asked) on the current connection
-	pending   int             // subscriptions not acknowledged yet
+	byReq     map[int]string    // requestId → class
+	classes   map[string]bool   // subscribed (or asked) on the current connection
+	status    map[string]string // class → "" once subscribed, or why LiveQuery refused it
+	pending   int               // subscriptions not acknowledged yet
 	nextReq   int
 	done      chan struct{}
+}
+
+// startFeed starts the feed once (with the master key).
+func (s *Store) startFeed() *liveFeed {
+	s.feedOnce.Do(func() {
+		if s.cfg.MasterKey == "" {
+			s.log.Error("parserest: no change feed without the master key: resource subscriptions are not notified of changes")
+			return
+		}
+		s.feed = newLiveFeed(s)
+		go s.feed.run()
+	})
+	return s.feed
+}
+
+var _ store.FeedCoverage = (*Store)(nil)
+
+// Follows reports whether LiveQuery delivers class's changes: it waits
+// (bounded by ctx and FeedReadyWait) until the class's subscription is
+// acknowledged or refused. Parse Server 9 refuses a class whose find
+// permission is not public, even to the master key.
+func (s *Store) Follows(ctx context.Context, class string) error {
+	f := s.startFeed()
+	if f == nil {
+		return fmt.Errorf("%w: no change feed without the Parse Server master key", store.ErrUnsupported)
+	}
+	if class == parse.ClassSession {
+		return fmt.Errorf("%w: %s is not followed", store.ErrUnsupported, class)
+	}
+	deadline := time.Now().Add(FeedReadyWait)
+	for {
+		f.mu.Lock()
+		why, known := f.status[class]
+		f.mu.Unlock()
+		if known {
+			if why != "" {
+				return fmt.Errorf("%w: Parse LiveQuery refuses class %s: %s; Parse Server checks the class's find permission on subscribe even for the master key", store.ErrUnsupported, class, why)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%w: the LiveQuery subscription of %s is not in place", store.ErrUnavailable, class)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func newLiveFeed(s *Store) *liveFeed {
@@ -165,7 +207,7 @@ func (f *liveFeed) session(first bool) (bool, error) {
 		return false, fmt.Errorf("LiveQuery refused the connection: %s %d %s", m.Op, m.Code, m.Error)
 	}
 	f.mu.Lock()
-	f.byReq, f.classes, f.pending = map[int]string{}, map[string]bool{}, 0
+	f.byReq, f.classes, f.status, f.pending = map[int]string{}, map[string]bool{}, map[string]string{}, 0
 	f.mu.Unlock()
 	if err := f.subscribeNew(f.ctx, conn); err != nil {
 		return true, err
@@ -248,6 +290,12 @@ func (f *liveFeed) handle(m lqMessage) {
 			}
 		}
 		f.mu.Lock()
+		if class != "" && f.status != nil {
+			f.status[class] = ""
+			if m.Op == "error" {
+				f.status[class] = fmt.Sprintf("%s (code %d)", m.Error, m.Code)
+			}
+		}
 		f.pending--
 		if f.pending <= 0 {
 			f.readyOnce.Do(func() { close(f.ready) })
