@@ -231,7 +231,7 @@ func (s *Server) catalog(a *agent.Agent, category string) []*tools.Tool {
 	defer s.mu.Unlock()
 	for _, rt := range s.fed.Tools() {
 		t := s.remoteTools[rt.Name]
-		if t == nil || !a.ToolAllowed(t.Info()) {
+		if t == nil || a.CheckTool(t.Info(), s.config.Gates) != nil {
 			continue
 		}
 		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly, Remote: true, Team: rt.Entity.Team}) == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/prompts"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/subscribe"
 	"github.com/parsemcp/parsemcp/tools"
@@ -165,14 +166,14 @@ func TestLiveSubscriptions(t *testing.T) {
 	b.none(t, "a row bob cannot read was created")
 
 	// It moves to bob: it leaves alice's view and enters bob's.
-	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
 		t.Fatal(err)
 	}
 	a.next(t, count)
 	b.next(t, count)
 
 	// A change invisible before and after tells alice nothing.
-	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
 		t.Fatal(err)
 	}
 	b.next(t, count)
@@ -432,7 +433,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	ledger := parse.NewSchema("Ledger")
 	ledger.Fields["amount"] = parse.Field{Type: parse.TypeNumber}
 	none := parse.OpPerm{Entries: map[string]bool{}}
-	ledger.CLP = parse.CLP{Find: &none, Get: &none}
+	ledger.CLP = parse.CLP{Find: &none, Get: &none}.Completed()
 	if err := st.CreateClass(ctx, ledger); err != nil {
 		t.Fatal(err)
 	}

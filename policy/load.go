@@ -68,6 +68,12 @@ type rawClass struct {
 	Fields          map[string]*rawField `yaml:"fields"`
 	CanonicalFilter yaml.Node            `yaml:"canonical_filter"`
 	Tenant          *rawTenant           `yaml:"tenant"`
+	DefaultACL      map[string]rawPerm   `yaml:"default_acl"`
+}
+
+type rawPerm struct {
+	Read  bool `yaml:"read"`
+	Write bool `yaml:"write"`
 }
 
 type rawField struct {
@@ -375,8 +381,12 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 			case h.ShortTag() == "!!bool":
 				var on bool
 				_ = h.Decode(&on)
-				if on {
+				switch {
+				case on:
 					cm.Hidden = agent.HiddenExceptMaster
+				case slices.Contains(parse.DefaultHiddenClasses, name) || slices.Contains(agent.ExceptMasterClasses, name):
+					cm.Hidden = agent.HiddenNever
+					b.warnAt(hp, h.Line, "unhides %s, which parsemcp hides by default: agents reach it under its class-level permissions and ACLs (a master-key agent reads every row)", name)
 				}
 			case v == agent.HiddenExceptMaster || v == agent.HiddenAlways:
 				cm.Hidden = v
@@ -439,6 +449,17 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 	}
 	if f := &rc.CanonicalFilter; present(f) && !isNull(f) {
 		cm.CanonicalFilter = b.where(f, p.k("canonical_filter"))
+	}
+	if rc.DefaultACL != nil {
+		cm.DefaultACL = map[string]parse.Perm{}
+		for _, entry := range slices.Sorted(maps.Keys(rc.DefaultACL)) {
+			if err := agent.CheckACLTemplate(entry); err != nil {
+				b.errAt(p.k("default_acl").k(entry), 0, "%v", err)
+				continue
+			}
+			rp := rc.DefaultACL[entry]
+			cm.DefaultACL[entry] = parse.Perm{Read: rp.Read, Write: rp.Write}
+		}
 	}
 	if rt := rc.Tenant; rt != nil {
 		tp := p.k("tenant")

@@ -25,7 +25,7 @@ var loadCases = []struct {
 	{"unknown settings key", "settings:\n  strict: true\n",
 		"p.yaml:2: settings: unknown key \"strict\" in settings (known keys: default_agent, recursion_depth, strict_class_filter, strict_tool_filter)"},
 	{"unknown class key", "classes:\n  Ticket:\n    descripton: x\n",
-		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, canonical_filter, description, fields, hidden, join_fields, large_fields, tenant)"},
+		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, canonical_filter, default_acl, description, fields, hidden, join_fields, large_fields, tenant)"},
 	{"unknown method key", "methods:\n  Ticket.close:\n    update: {status: closed}\n    dry_run: true\n",
 		"p.yaml:4: methods.Ticket.close: unknown key \"dry_run\" in a method (known keys: create, description, destructive, go, instance, parameters, permission, supports_dry_run, update)"},
 	{"bad permission", base + "    permission: root\n",

@@ -251,7 +251,7 @@ func (r *Registry) List() []*Tool {
 func (r *Registry) Allowed(a *agent.Agent, gates agent.Gates, category string) []*Tool {
 	var out []*Tool
 	for _, t := range r.List() {
-		if !a.ToolAllowed(t.Info()) || gates.Check(t.Gate, t.Name) != nil {
+		if a.CheckTool(t.Info(), gates) != nil {
 			continue
 		}
 		if category != "" && !strings.EqualFold(category, t.Category) {
