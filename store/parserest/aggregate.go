@@ -18,14 +18,17 @@ import (
 // pipeline could not restrict that way is refused: a $lookup of another
 // class, and sub-queries inside a $match, for a caller without the master
 // key or with row filters.
-func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
 	if p.Raw == nil && len(p.Stages) > 0 {
 		return nil, fmt.Errorf("%w: a pipeline built without its stages' text", store.ErrUnsupported)
 	}
-	restricted := readACL != nil || p.Filter != nil
+	if !readACL.IsSet() {
+		return []map[string]any{}, nil // an undecided filter admits no row
+	}
+	restricted := !readACL.IsOpen() || p.Filter != nil
 	for _, l := range p.Lookups() {
 		if restricted || l.Filter != nil {
 			return nil, fmt.Errorf("%w: $lookup through Parse Server needs the master key and no row filters", store.ErrUnsupported)
@@ -37,9 +40,10 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		return nil, fmt.Errorf("%w: $inQuery, $select and $relatedTo inside an aggregate through Parse Server need the master key and no row filters", store.ErrUnsupported)
 	}
 	stages := make([]any, 0, len(p.Raw)+2)
-	if readACL != nil {
-		perms := make([]any, 0, len(readACL)+1)
-		for _, e := range readACL {
+	if !readACL.IsOpen() {
+		entries := readACL.Entries()
+		perms := make([]any, 0, len(entries)+1)
+		for _, e := range entries {
 			perms = append(perms, e)
 		}
 		stages = append(stages, map[string]any{"$match": map[string]any{"_rperm": map[string]any{"$in": perms}}})

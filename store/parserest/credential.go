@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 )
 
@@ -37,17 +38,20 @@ func (s *Store) CheckIdentity(master bool, userID string, roles []string) error 
 	return nil
 }
 
-// credentialFor maps an ACL entry list (store.Query.ReadACL,
+// credentialFor maps an ACL filter (store.Query.ReadACL,
 // store.Write.WriteACL) to the credential Parse Server enforces the same
-// permissions for. It fails closed: an entry list it cannot honour is an
-// error, never a wider credential.
-func (s *Store) credentialFor(ctx context.Context, acl []string) (credential, error) {
-	if acl == nil {
+// permissions for. It fails closed: an undecided filter or an entry list
+// it cannot honour is an error, never a wider credential.
+func (s *Store) credentialFor(ctx context.Context, f query.ACLFilter) (credential, error) {
+	switch {
+	case !f.IsSet():
+		return credential{}, fmt.Errorf("%w: no ACL filter decided for the request", ErrNoRESTIdentity)
+	case f.IsOpen():
 		return master, nil
 	}
 	var user string
 	roles := 0
-	for _, e := range acl {
+	for _, e := range f.Entries() {
 		switch {
 		case e == parse.PublicKey:
 		case strings.HasPrefix(e, parse.RolePrefix):
@@ -120,7 +124,7 @@ func (s *Store) forgetSession(tok string) {
 
 // call runs r as the identity of acl; a minted session Parse Server
 // rejects (209: expired or revoked) is minted again once.
-func (s *Store) call(ctx context.Context, acl []string, r request, out any) error {
+func (s *Store) call(ctx context.Context, acl query.ACLFilter, r request, out any) error {
 	cred, err := s.credentialFor(ctx, acl)
 	if err != nil {
 		return err

@@ -83,9 +83,13 @@ func TestThreeWay(t *testing.T) {
 			t.Fatalf("%s: %v", w, err)
 		}
 		for _, c := range whos {
-			q := &query.Query{Class: demo.ClassTicket, Where: expr, Limit: -1, Keys: []string{}, ReadACL: c.acl}
-			if sq, ok := expr.(query.InQuery); ok && c.acl != nil {
-				sq.Query.ReadACL = c.acl // the governed scope does this for sub-queries
+			f := query.NoACLFilter
+			if c.acl != nil {
+				f = query.ACLEntries(c.acl...)
+			}
+			q := &query.Query{Class: demo.ClassTicket, Where: expr, Limit: -1, Keys: []string{}, ReadACL: f}
+			if sq, ok := expr.(query.InQuery); ok {
+				sq.Query.ReadACL = f // the governed scope does this for sub-queries
 			}
 			want := restIDs(t, srv, w, c.acl == nil, c.token)
 			for name, st := range map[string]interface {

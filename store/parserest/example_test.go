@@ -27,7 +27,7 @@ func ExampleOpen() {
 	}
 	defer st.Close()
 	// A public-only ACL: Parse Server answers as an anonymous client.
-	n, err := st.Count(context.Background(), &query.Query{Class: "Ticket", ReadACL: []string{"*"}})
+	n, err := st.Count(context.Background(), &query.Query{Class: "Ticket", ReadACL: query.ACLEntries("*")})
 	fmt.Println(n, err)
 	// Output: parse+https://myapp@api.example.com/parse
 }

@@ -80,27 +80,27 @@ func TestIdentities(t *testing.T) {
 		{[]string{"*", bob}, []string{"dBob", "dPublic"}},
 	}
 	for _, c := range cases {
-		rows, err := st.Find(ctx, &query.Query{Class: "Doc", Limit: -1, ReadACL: c.acl})
+		rows, err := st.Find(ctx, &query.Query{Class: "Doc", Limit: -1, ReadACL: filter(c.acl)})
 		if err != nil {
 			t.Fatalf("Find as %v: %v", c.acl, err)
 		}
 		if got := ids(rows); !slices.Equal(got, c.want) {
 			t.Errorf("Find as %v = %v, want %v", c.acl, got, c.want)
 		}
-		n, err := st.Count(ctx, &query.Query{Class: "Doc", ReadACL: c.acl})
+		n, err := st.Count(ctx, &query.Query{Class: "Doc", ReadACL: filter(c.acl)})
 		if err != nil || n != int64(len(c.want)) {
 			t.Errorf("Count as %v = %d, %v; want %d", c.acl, n, err, len(c.want))
 		}
 	}
 	for _, acl := range [][]string{{"*", "role:Staff"}, {"*", "NoSuchUser"}, {"*", alice, bob}} {
-		_, err := st.Find(ctx, &query.Query{Class: "Doc", Limit: -1, ReadACL: acl})
+		_, err := st.Find(ctx, &query.Query{Class: "Doc", Limit: -1, ReadACL: query.ACLEntries(acl...)})
 		if !errors.Is(err, parserest.ErrNoRESTIdentity) || !errors.Is(err, store.ErrPermissionDenied) {
 			t.Errorf("Find as %v: got %v, want a refusal (no Parse Server equivalent)", acl, err)
 		}
 	}
 	// Writes: bob cannot change alice's document; Parse Server says 101,
 	// which reads as not found.
-	_, _, err := st.Update(ctx, store.Write{Class: "Doc", ID: "dAlice", WriteACL: []string{"*", bob}}, parse.Object{"title": "hacked"})
+	_, _, err := st.Update(ctx, store.Write{Class: "Doc", ID: "dAlice", WriteACL: query.ACLEntries("*", bob)}, parse.Object{"title": "hacked"})
 	if !errors.Is(err, store.ErrObjectNotFound) {
 		t.Errorf("bob updating alice's doc: %v, want not found", err)
 	}
@@ -138,13 +138,13 @@ func TestFeedOtherClientAndRestart(t *testing.T) {
 
 	srv.Stop()
 	cctx, ccancel := context.WithTimeout(ctx, 3*time.Second)
-	_, err := st.Count(cctx, &query.Query{Class: "Note"})
+	_, err := st.Count(cctx, &query.Query{Class: "Note", ReadACL: query.NoACLFilter})
 	ccancel()
 	if err == nil || !(errors.Is(err, store.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded)) {
 		t.Fatalf("Count while Parse Server is down: %v, want unavailable", err)
 	}
 	srv.Start()
-	if n, err := st.Count(ctx, &query.Query{Class: "Note"}); err != nil || n != 1 {
+	if n, err := st.Count(ctx, &query.Query{Class: "Note", ReadACL: query.NoACLFilter}); err != nil || n != 1 {
 		t.Fatalf("Count after the restart: %d, %v", n, err)
 	}
 	// The feed reconnects on its own: a resync, then the next change.
@@ -185,18 +185,26 @@ func TestRateLimited(t *testing.T) {
 		}
 	}
 	for range 2 { // the window's allowance
-		if _, err := st.Count(ctx, &query.Query{Class: "Limited"}); err != nil {
+		if _, err := st.Count(ctx, &query.Query{Class: "Limited", ReadACL: query.NoACLFilter}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The window lasts ten minutes: no retry within the deadline can pass.
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	_, err := st.Count(cctx, &query.Query{Class: "Limited"})
+	_, err := st.Count(cctx, &query.Query{Class: "Limited", ReadACL: query.NoACLFilter})
 	cancel()
 	if !errors.Is(err, store.ErrRateLimited) {
 		t.Fatalf("Count over the limit: %v, want rate limited", err)
 	}
-	if _, err := st.Count(ctx, &query.Query{Class: "Free"}); err != nil {
+	if _, err := st.Count(ctx, &query.Query{Class: "Free", ReadACL: query.NoACLFilter}); err != nil {
 		t.Fatalf("another path: %v", err)
 	}
+}
+
+// filter is the ACL filter of an entry list (nil: the master key's).
+func filter(acl []string) query.ACLFilter {
+	if acl == nil {
+		return query.NoACLFilter
+	}
+	return query.ACLEntries(acl...)
 }

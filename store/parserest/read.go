@@ -23,12 +23,12 @@ const pageSize = 1000
 // renderer renders constraints with this store's schemas; a $relatedTo
 // whose owner carries the scope's rules is decided by a find of the owner
 // with the same identity.
-func (s *Store) renderer(ctx context.Context, acl []string) query.Renderer {
+func (s *Store) renderer(ctx context.Context, acl query.ACLFilter) query.Renderer {
 	r := query.Renderer{Resolve: func(c string) (parse.Schema, error) { return s.schemas.Shared(ctx, c) }}
 	r.Owner = func(q *query.Query) (bool, error) {
 		oq := *q
 		oq.Limit, oq.Keys = 1, []string{}
-		if oq.ReadACL == nil {
+		if !oq.ReadACL.IsSet() {
 			oq.ReadACL = acl
 		}
 		rows, err := s.Find(ctx, &oq)
@@ -55,6 +55,9 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	sch, err := s.schemas.Shared(ctx, q.Class)
 	if err != nil {
 		return nil, err
+	}
+	if !q.ReadACL.IsSet() {
+		return []parse.Object{}, nil // an undecided filter admits no row
 	}
 	w, err := s.where(ctx, q)
 	if err != nil {
@@ -147,7 +150,7 @@ func singleID(q *query.Query) (string, bool) {
 	return "", false
 }
 
-func (s *Store) findPage(ctx context.Context, acl []string, path string, params url.Values) ([]parse.Object, error) {
+func (s *Store) findPage(ctx context.Context, acl query.ACLFilter, path string, params url.Values) ([]parse.Object, error) {
 	var resp struct {
 		Results []parse.Object `json:"results"`
 	}
@@ -201,6 +204,9 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
 		return 0, err
 	}
+	if !q.ReadACL.IsSet() {
+		return 0, nil // an undecided filter admits no row
+	}
 	w, err := s.where(ctx, q)
 	if err != nil {
 		return 0, err
@@ -209,7 +215,7 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 }
 
 // count counts class's rows matching where as acl's identity.
-func (s *Store) count(ctx context.Context, class string, where map[string]any, acl []string) (int64, error) {
+func (s *Store) count(ctx context.Context, class string, where map[string]any, acl query.ACLFilter) (int64, error) {
 	if len(where) == 0 {
 		where = exactAll
 	}
@@ -237,7 +243,7 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 	var ids []string
 	for skip := 0; ; skip += pageSize {
 		params.Set("skip", strconv.Itoa(skip))
-		rows, err := s.findPage(ctx, nil, "/classes/"+url.PathEscape(f.TargetClass), params)
+		rows, err := s.findPage(ctx, query.NoACLFilter, "/classes/"+url.PathEscape(f.TargetClass), params)
 		if err != nil {
 			return nil, err
 		}

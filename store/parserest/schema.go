@@ -9,6 +9,7 @@ import (
 	"net/url"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 )
 
@@ -136,7 +137,7 @@ func (s *Store) DeleteClass(ctx context.Context, class string) error {
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return err
 	}
-	n, err := s.count(ctx, class, nil, nil)
+	n, err := s.count(ctx, class, nil, query.NoACLFilter)
 	if err != nil {
 		return err
 	}

@@ -146,7 +146,7 @@ func (s *Store) batchCause(ctx context.Context, class string, objs []parse.Objec
 		}
 	}
 	if len(ids) > 0 {
-		rows, ferr := s.Find(ctx, &query.Query{Class: class, Limit: 1, Keys: []string{},
+		rows, ferr := s.Find(ctx, &query.Query{Class: class, Limit: 1, Keys: []string{}, ReadACL: query.NoACLFilter,
 			Where: query.In{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Values: ids}})
 		if ferr == nil && len(rows) > 0 {
 			return fmt.Errorf("%w: duplicate objectId %s in %s", store.ErrInvalid, store.ObjectIDOf(rows[0]), class)
@@ -196,7 +196,7 @@ func (s *Store) current(ctx context.Context, w store.Write) (parse.Object, error
 	// The row must meet w.Where: checked with the master key, since the
 	// writer's read access is not the question (its write access is, and
 	// Parse Server decides that on the write).
-	rows, err := s.Find(ctx, &query.Query{Class: w.Class, Where: where, Limit: 1})
+	rows, err := s.Find(ctx, &query.Query{Class: w.Class, Where: where, Limit: 1, ReadACL: query.NoACLFilter})
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +231,9 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 	if err != nil {
 		return nil, nil, err
 	}
+	if !w.WriteACL.IsSet() {
+		return nil, nil, store.ObjectNotFound(w) // an undecided filter admits no row
+	}
 	if before, err = s.current(ctx, w); err != nil {
 		return nil, nil, err
 	}
@@ -253,7 +256,7 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 	if err := s.call(ctx, w.WriteACL, request{method: http.MethodPut, path: objectPath(w.Class, w.ID), body: body}, nil); err != nil {
 		return nil, nil, notFound(w, err)
 	}
-	rows, err := s.Find(ctx, &query.Query{Class: w.Class, Limit: 1,
+	rows, err := s.Find(ctx, &query.Query{Class: w.Class, Limit: 1, ReadACL: query.NoACLFilter,
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: w.ID}})
 	if err != nil {
 		return nil, nil, err
@@ -269,6 +272,9 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
 	if err := store.CheckWrite(w); err != nil {
 		return nil, err
+	}
+	if !w.WriteACL.IsSet() {
+		return nil, store.ObjectNotFound(w) // an undecided filter admits no row
 	}
 	before, err := s.current(ctx, w)
 	if err != nil {
