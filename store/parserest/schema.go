@@ -51,12 +51,16 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 	return out, nil
 }
 
-// normalizeCLP drops what Parse Server reports for permissions nobody set:
-// an operation open to "*" alone is public (nil), and empty
-// protectedFields lists protect nothing.
+// normalizeCLP reads left-out operations as left out, drops the empty
+// protectedFields lists Parse Server reports
+// for a class nobody protected fields of ({"*": []}), and reads the CLP
+// Parse Server stores for a class created without one (every operation
+// {"*": true}) as the empty CLP, which means the same.
 func normalizeCLP(c *parse.CLP) {
+	// Parse Server fills an operation left out as {}: both mean master key
+	// only; read it as left out, as it was written.
 	for _, p := range []**parse.OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
-		if *p != nil && len((*p).Entries) == 1 && (*p).Entries[parse.PublicKey] && len((*p).PointerFields) == 0 && !(*p).RequiresAuthentication {
+		if *p != nil && len((*p).Entries) == 0 && len((*p).PointerFields) == 0 && !(*p).RequiresAuthentication {
 			*p = nil
 		}
 	}
@@ -67,6 +71,11 @@ func normalizeCLP(c *parse.CLP) {
 	}
 	if len(c.ProtectedFields) == 0 {
 		c.ProtectedFields = nil
+	}
+	a, _ := json.Marshal(c)
+	b, _ := json.Marshal(parse.PublicCLP())
+	if string(a) == string(b) {
+		*c = parse.CLP{}
 	}
 }
 
@@ -88,17 +97,10 @@ func restSchema(sch parse.Schema) map[string]any {
 		}
 	}
 	body := map[string]any{"className": sch.ClassName, "fields": fields}
-	if clp, _ := json.Marshal(sch.CLP); string(clp) != "{}" {
-		// Parse Server stores an operation left out of a CLP it is given
-		// as closed ({}); ours is public: say so.
-		c := sch.CLP
-		public := &parse.OpPerm{Entries: map[string]bool{parse.PublicKey: true}}
-		for _, p := range []**parse.OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
-			if *p == nil {
-				*p = public
-			}
-		}
-		body["classLevelPermissions"] = c
+	if !sch.CLP.IsZero() {
+		// As stored: an operation left out is master-key only, in Parse
+		// Server as in parse.CLP.Decide.
+		body["classLevelPermissions"] = sch.CLP
 	}
 	if len(sch.Indexes) > 0 {
 		body["indexes"] = sch.Indexes
