@@ -24,6 +24,13 @@ import (
 // destructive method Ticket.purge.
 func approvalEndpoint(t *testing.T, opts mcpserver.Options) (string, store.Store) {
 	t.Helper()
+	_, url, st := approvalServer(t, opts)
+	return url, st
+}
+
+// approvalServer is approvalEndpoint with its server.
+func approvalServer(t *testing.T, opts mcpserver.Options) (*mcpserver.Server, string, store.Store) {
+	t.Helper()
 	st := fixtureStore(t)
 	cfg := tools.DefaultConfig
 	cfg.Gates = allGates
@@ -36,7 +43,7 @@ func approvalEndpoint(t *testing.T, opts mcpserver.Options) (string, store.Store
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(*http.Request) (*agent.Agent, error) { return mk(), nil }}), st
+	return srv, mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(*http.Request) (*agent.Agent, error) { return mk(), nil }}), st
 }
 
 // httpClient connects the official Go SDK client at version; elicit is
@@ -247,17 +254,26 @@ func TestApprovalTimeout(t *testing.T) {
 }
 
 // The time a person takes does not count against the tool's own limit.
+//
+// The person answers 1.5 times the tool's limit after being asked; the
+// limit (2 s) is long enough for the delete that follows on a loaded
+// machine (it was 200 ms, which a loaded machine's delete could outlast).
 func TestApprovalWaitOutsideToolTimeout(t *testing.T) {
-	url, st := approvalEndpoint(t, mcpserver.Options{Timeouts: map[string]time.Duration{"delete_object": 200 * time.Millisecond}})
+	limit := 2 * time.Second
+	url, st := approvalEndpoint(t, mcpserver.Options{Timeouts: map[string]time.Duration{"delete_object": limit}})
 	id := newTicket(t, st)
-	slow := func(context.Context) (*mcp.ElicitResult, error) {
-		time.Sleep(600 * time.Millisecond)
+	slow := func(ctx context.Context) (*mcp.ElicitResult, error) {
+		select {
+		case <-time.After(limit * 3 / 2):
+		case <-ctx.Done(): // the server gave up asking: the tool's limit ran during the wait
+			return nil, ctx.Err()
+		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 	}
 	var a asked
 	cs := httpClient(t, url, "2025-11-25", a.handler(t, st, "Ticket", id, slow))
 	if out, isErr := toolResult(t, cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": id}); isErr {
-		t.Fatalf("approved after 600 ms with a 200 ms tool limit: %v", out)
+		t.Fatalf("approved after 3 s with a 2 s tool limit: %v", out)
 	}
 	if exists(t, st, "Ticket", id) {
 		t.Fatal("not deleted")
@@ -343,7 +359,7 @@ func newTicket(t *testing.T, st store.Store) string {
 // Ending the session (DELETE) while a person is being asked aborts the
 // approval: the change is not made.
 func TestApprovalAbortedByDelete(t *testing.T) {
-	url, st := approvalEndpoint(t, mcpserver.Options{})
+	srv, url, st := approvalServer(t, mcpserver.Options{})
 	id := newTicket(t, st)
 	asking := make(chan struct{})
 	wait := func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -369,7 +385,13 @@ func TestApprovalAbortedByDelete(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call outlived its session")
 	}
-	time.Sleep(100 * time.Millisecond) // a late write would land now
+	// Barrier: Shutdown returns once every call has ended (a late write
+	// would have landed by then).
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // bounds a hang
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
 	if !exists(t, st, "Ticket", id) {
 		t.Fatal("deleted although the approval was aborted")
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,6 +47,9 @@ type LiveOptions struct {
 	// reading) loses its subscriptions, and the sender waiting on it is
 	// replaced, so the other sessions' notifications go on.
 	SendTimeout time.Duration
+	// Clock is what the debounce windows are measured on (default: the
+	// system clock; tests pass a fake one).
+	Clock clockwork.Clock
 }
 
 // sweepInterval is how often sessions that ended (disconnect, DELETE, idle
@@ -219,7 +223,7 @@ func newLive(s *Server, o *LiveOptions) *live {
 	}
 	l.wg.Add(1)
 	go l.janitor()
-	l.debounce = subscribe.NewDebouncer(o.Debounce, l.fire) // ≤ 0: the default window
+	l.debounce = subscribe.NewDebouncer(o.Debounce, l.fire, subscribe.DebounceClock(o.Clock)) // ≤ 0: the default window
 	l.stops = append(l.stops, l.notifier.Listen(l.receive))
 	if feed, ok := s.store.(store.Feed); ok {
 		l.stops = append(l.stops, feed.Watch(l.publish))
@@ -503,7 +507,10 @@ func (l *live) sendBatch(st *senderState) bool {
 		if b.listen != nil && b.listen[i] != nil {
 			params = listenParams(b.uri, b.listen[i])
 		}
-		if err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params); err != nil {
+		_, span := traceDelivery(b.uri)
+		err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params)
+		span.End()
+		if err != nil {
 			// The session is gone: release what it held.
 			l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
 			l.releaseSession(ls)
@@ -734,7 +741,7 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		if errors.As(err, &de) {
 			return invalidParams("cannot subscribe to %s: %s", uri, de.Msg)
 		}
-		return l.srv.internal("resources/subscribe", err)
+		return l.srv.internal(ctx, "resources/subscribe", err)
 	}
 	if fc, ok := l.srv.store.(store.FeedCoverage); ok {
 		// A feed that cannot follow the class would never notify: refuse.
@@ -841,3 +848,7 @@ func subscribable(uri string) (class, kind string, err error) {
 // LiveSnapshot is the subscription index as it stands, for tests and
 // diagnostics.
 func (s *Server) LiveSnapshot() subscribe.Snapshot { return s.live.index.Snapshot() }
+
+// LivePending is how many notifications wait for their debounce window
+// to close, for tests.
+func (s *Server) LivePending() int { return s.live.debounce.Pending() }

@@ -68,12 +68,19 @@ func (l *listener) next(t *testing.T, uri string) update {
 	return update{}
 }
 
-func (l *listener) none(t *testing.T, why string) {
+// quietListen is quiet for listeners (subscribed to barrierURI).
+func quietListen(t *testing.T, why string, change func(), ls ...*listener) {
 	t.Helper()
-	select {
-	case got := <-l.updates:
-		t.Fatalf("%s: unexpected notification for %s", why, got.uri)
-	case <-time.After(600 * time.Millisecond):
+	change()
+	for _, l := range ls {
+		select {
+		case got := <-l.updates:
+			if got.uri != barrierURI {
+				t.Fatalf("%s: unexpected notification for %s", why, got.uri)
+			}
+		case <-time.After(10 * time.Second): // bounds a hang
+			t.Fatalf("%s: no notification for the barrier %s", why, barrierURI)
+		}
 	}
 }
 
@@ -96,7 +103,7 @@ func waitSubscriptions(t *testing.T, srv *mcpserver.Server, n int) {
 func TestLiveListenStateless(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond})
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Senders: 1})
 	const count, samples = "parse://Ticket/count", "parse://Ticket/samples"
 	a, b := newListener(t, url, "alice-token"), newListener(t, url, "bob-token")
 	for _, l := range []*listener{a, b} {
@@ -107,7 +114,13 @@ func TestLiveListenStateless(t *testing.T) {
 	if err := a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: samples}); err != nil {
 		t.Fatal(err)
 	}
-	waitSubscriptions(t, srv, 3)
+	for _, l := range []*listener{a, b} {
+		if err := l.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: barrierURI}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	change := barrier(t, st)
+	waitSubscriptions(t, srv, 5)
 
 	// A row only alice can read.
 	objs := []parse.Object{{"title": "alice's", "ACL": aclFor(alice)}}
@@ -122,7 +135,7 @@ func TestLiveListenStateless(t *testing.T) {
 	if got[count] == "" || got[samples] == "" || got[count] == got[samples] {
 		t.Fatalf("alice's two listens: %v (want two notifications naming different subscriptions)", got)
 	}
-	b.none(t, "a row bob cannot read was created")
+	quietListen(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
 	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: objs[0]["objectId"].(string)}, parse.Object{"ACL": aclFor(bob)}); err != nil {
@@ -151,19 +164,19 @@ func TestLiveListenStateless(t *testing.T) {
 			t.Errorf("listen to %s: %d %s, want an error saying %q", uri, r.status, r.body, want)
 		}
 	}
-	waitSubscriptions(t, srv, 3)
+	waitSubscriptions(t, srv, 5)
 
 	// Ending a listen releases its subscription; the others stay.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: samples}); err != nil {
 		t.Fatal(err)
 	}
-	waitSubscriptions(t, srv, 2)
+	waitSubscriptions(t, srv, 4)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "public"}}); err != nil {
 		t.Fatal(err)
 	}
 	a.next(t, count)
 	b.next(t, count)
-	a.none(t, "after the one notification of its remaining listen")
+	quietListen(t, "after the one notification of its remaining listen", change, a, b)
 
 	a.cs.Close()
 	b.cs.Close()
@@ -247,7 +260,7 @@ func (l *listener) drain() {
 func TestLiveOverlappingListens(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond}, masterAgents)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1}, masterAgents)
 	sc, cc := net.Pipe()
 	ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
 	if err != nil {
@@ -299,6 +312,9 @@ func TestLiveOverlappingListens(t *testing.T) {
 		send(`{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + count + `"]},` + meta + `}}`)
 		next("notifications/subscriptions/acknowledged")
 	}
+	// A third listen, on the barrier resource.
+	send(`{"jsonrpc":"2.0","id":"b","method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["` + barrierURI + `"]},` + meta + `}}`)
+	next("notifications/subscriptions/acknowledged")
 	subscriptionOf := func(m map[string]any) string {
 		p, _ := m["params"].(map[string]any)
 		mt, _ := p["_meta"].(map[string]any)
@@ -331,12 +347,14 @@ func TestLiveOverlappingListens(t *testing.T) {
 	if s := subscriptionOf(next("notifications/resources/updated")); s != "1" {
 		t.Fatalf("after listen two ended: notification for %s", s)
 	}
-	select {
-	case m := <-lines:
-		t.Fatalf("a second notification after listen two ended: %v", m)
-	case <-time.After(500 * time.Millisecond):
+	// The barrier: the next notification must be the barrier listen's.
+	if err := st.Create(ctx, "Project", []parse.Object{{"name": "barrier"}}); err != nil {
+		t.Fatal(err)
 	}
-	if snap := srv.LiveSnapshot(); snap.Subscriptions != 1 {
+	if m := next("notifications/resources/updated"); subscriptionOf(m) != "b" {
+		t.Fatalf("a second notification after listen two ended: %v", m)
+	}
+	if snap := srv.LiveSnapshot(); snap.Subscriptions != 2 {
 		t.Fatalf("index after one of two listens ended: %+v", snap)
 	}
 }

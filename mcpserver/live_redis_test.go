@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/parsemcp/parsemcp/internal/redistest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
@@ -35,12 +37,13 @@ func TestLiveAcrossInstancesThroughRedis(t *testing.T) {
 	}
 	stA, stB := fixtureStore(t), fixtureStore(t)
 	_, _ = liveServer(t, stA, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nA})
-	srvB, urlB := liveServer(t, stB, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nB})
+	srvB, urlB := liveServer(t, stB, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Notifier: nB, Senders: 1})
 	count := "parse://Ticket/count"
 	w := watch(t, srvB, urlB, "alice-token")
 	if err := w.subscribe(t, count); err != nil {
 		t.Fatal(err)
 	}
+	change := barrier(t, stA, w) // through A and Redis too
 	write := func(acl map[string]any) {
 		t.Helper()
 		obj := parse.Object{"title": "through A"}
@@ -56,7 +59,10 @@ func TestLiveAcrossInstancesThroughRedis(t *testing.T) {
 	// Visibility is decided on B for B's subscriber: a row alice cannot
 	// read says nothing to her.
 	write(aclFor(bob))
-	w.none(t, "a row alice cannot read, written through A")
+	quiet(t, "a row alice cannot read, written through A", change, w)
+	if err := w.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: barrierURI}); err != nil { // the resync would name it too
+		t.Fatal(err)
+	}
 
 	// B loses its Redis subscription: once it is back, alice is told
 	// her resource may have changed (changes may have been missed), and

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -79,13 +80,47 @@ func (w *watcher) next(t *testing.T, uri string) {
 	}
 }
 
-// none checks that nothing arrives for a while.
-func (w *watcher) none(t *testing.T, why string) {
+// barrierURI is the resource the "nothing arrived" checks end on.
+const barrierURI = "parse://Project/count"
+
+// barrier subscribes ws to barrierURI and returns the change each of them
+// sees there: a public Project created.
+func barrier(t *testing.T, st store.Store, ws ...*watcher) func() {
 	t.Helper()
-	select {
-	case got := <-w.updates:
-		t.Fatalf("%s: unexpected notification for %s", why, got)
-	case <-time.After(600 * time.Millisecond):
+	for _, w := range ws {
+		if err := w.subscribe(t, barrierURI); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	return func() {
+		t.Helper()
+		n++
+		if err := st.Create(context.Background(), "Project", []parse.Object{{"name": fmt.Sprintf("barrier %d", n), "ACL": map[string]any{"*": map[string]any{"read": true}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// quiet is a "nothing arrived" check that ends with a barrier: change
+// (from barrier) is made after what ws must not hear of, and the next
+// notification each of ws gets must be that one. The feed hands changes
+// on in order and the debouncer fires in trigger order (one sender,
+// LiveOptions.Senders: 1, keeps that order on the wire), so a late leak
+// arrives before the barrier's notification and fails the test; no fixed
+// wait decides anything.
+func quiet(t *testing.T, why string, change func(), ws ...*watcher) {
+	t.Helper()
+	change()
+	for _, w := range ws {
+		select {
+		case got := <-w.updates:
+			if got != barrierURI {
+				t.Fatalf("%s: unexpected notification for %s", why, got)
+			}
+		case <-time.After(10 * time.Second): // bounds a hang
+			t.Fatalf("%s: no notification for the barrier %s", why, barrierURI)
+		}
 	}
 }
 
@@ -139,11 +174,32 @@ func aclFor(users ...string) map[string]any {
 // A subscriber is told about a change only when it could see the row
 // before or after it (enter and leave included), once per burst; the
 // schema cannot be subscribed; unsubscribe and the end of the session
-// release everything.
+// release everything. The debounce windows run on a fake clock: a window
+// closes when the test says so, once the changes it must hold are in.
 func TestLiveSubscriptions(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 150 * time.Millisecond})
+	const window = 150 * time.Millisecond
+	clock := clockwork.NewFakeClock()
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: window, Clock: clock, Senders: 1})
+	// settle closes the debounce windows once n notifications wait in
+	// them (the changes before are then all decided).
+	settle := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // bounds a hang
+		for srv.LivePending() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d notifications pending, want %d", srv.LivePending(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := clock.BlockUntilContext(bctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(window)
+	}
 	count := "parse://Ticket/count"
 	a, b := watch(t, srv, url, "alice-token"), watch(t, srv, url, "bob-token")
 	for _, w := range []*watcher{a, b} {
@@ -151,6 +207,8 @@ func TestLiveSubscriptions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	project := barrier(t, st, a, b)
+	change := func() { project(); settle(2) } // a's and b's barriers
 	snap := srv.LiveSnapshot()
 	if snap.Sessions != 2 || len(snap.ByURI[count]) != 2 {
 		t.Fatalf("index after two subscriptions: %+v", snap)
@@ -162,13 +220,15 @@ func TestLiveSubscriptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := objs[0]["objectId"].(string)
+	settle(1)
 	a.next(t, count)
-	b.none(t, "a row bob cannot read was created")
+	quiet(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
 	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
 		t.Fatal(err)
 	}
+	settle(2)
 	a.next(t, count)
 	b.next(t, count)
 
@@ -176,18 +236,22 @@ func TestLiveSubscriptions(t *testing.T) {
 	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
 		t.Fatal(err)
 	}
+	settle(1)
 	b.next(t, count)
-	a.none(t, "bob's row changed")
+	quiet(t, "bob's row changed", change, a, b)
 
-	// A burst is one notification per subscriber.
+	// A burst is one notification per subscriber: 20 creates, then the
+	// barrier, all in one window.
 	for i := range 20 {
 		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "burst " + string(rune('a'+i))}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	project()
+	settle(4) // each one's count and barrier
 	a.next(t, count)
 	b.next(t, count)
-	a.none(t, "after the burst's one notification")
+	quiet(t, "after the burst's one notification", func() {}, a, b)
 
 	// Unsubscribed: nothing more.
 	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: count}); err != nil {
@@ -196,8 +260,12 @@ func TestLiveSubscriptions(t *testing.T) {
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "after unsubscribe"}}); err != nil {
 		t.Fatal(err)
 	}
+	settle(1)
 	b.next(t, count)
-	a.none(t, "unsubscribed")
+	quiet(t, "unsubscribed", change, a, b)
+	if err := a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: barrierURI}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Closing bob's session releases his subscriptions.
 	b.cs.Close()
@@ -273,7 +341,7 @@ func TestListChanged(t *testing.T) {
 		if got != "tools" {
 			t.Fatalf("got %s list_changed", got)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second): // bounds a hang
 		t.Fatal("no tools/list_changed")
 	}
 	lt, err := cs.ListTools(context.Background(), nil)
@@ -293,13 +361,19 @@ func TestListChanged(t *testing.T) {
 		}}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case got := <-changed:
-		if got != "prompts" {
-			t.Fatalf("got %s list_changed", got)
+	// The SDK debounces each list's notifications (by 10 ms): a slow
+	// machine may split the first tools change into two notifications, so
+	// a late tools/list_changed may come first.
+	bound := time.After(30 * time.Second) // bounds a hang
+	for {
+		select {
+		case got := <-changed:
+			if got == "prompts" {
+				return
+			}
+		case <-bound:
+			t.Fatal("no prompts/list_changed")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no prompts/list_changed")
 	}
 }
 
@@ -311,7 +385,7 @@ func TestListChanged(t *testing.T) {
 func TestLiveGroupsNeverMergeRules(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond}, noAgents)
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 100 * time.Millisecond, Senders: 1}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {
 		a := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: alice})
 		switch r.Header.Get("Authorization") {
@@ -330,14 +404,13 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	change := barrier(t, st, all1, all2, open)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "closed one", "status": "closed", "ACL": aclFor(alice)}}); err != nil {
 		t.Fatal(err)
 	}
 	all1.next(t, count)
 	all2.next(t, count)
-	open.none(t, "a closed ticket, filtered out of this session's rows")
-	all1.none(t, "after its one notification")
-	all2.none(t, "after its one notification")
+	quiet(t, "a closed ticket, filtered out of this session's rows (or a second notification)", change, open, all1, all2)
 	if err := st.Create(ctx, "Ticket", []parse.Object{{"title": "open one", "status": "open", "ACL": aclFor(alice)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +427,9 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 func TestLiveStuckClient(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 300 * time.Millisecond}, masterAgents)
+	// The send timeout must not take a healthy client on a loaded machine
+	// for a stuck one (300 ms did): 2 s.
+	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 2 * time.Second}, masterAgents)
 	block := make(chan struct{})
 	defer close(block) // lets the stuck clients read again, so that they can close
 	const count = "parse://Ticket/count"
@@ -397,8 +472,8 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 	}
 	write("first")
-	stall.Store(true) // the stuck clients stop reading (each may take one more message, already being read)
-	deadline := time.Now().Add(10 * time.Second)
+	stall.Store(true)                           // the stuck clients stop reading (each may take one more message, already being read)
+	deadline := time.Now().Add(2 * time.Minute) // bounds a hang
 	for i := 0; srv.LiveSnapshot().Sessions != 1; i++ {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stuck clients still hold subscriptions: %+v", srv.LiveSnapshot())
@@ -437,7 +512,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	if err := st.CreateClass(ctx, ledger); err != nil {
 		t.Fatal(err)
 	}
-	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond})
+	srv, url := liveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1})
 	w := watch(t, srv, url, "alice-token")
 	if _, err := w.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "parse://Ledger/samples"}); err == nil {
 		t.Fatal("reading the samples of a class alice may not find succeeded")
@@ -448,11 +523,12 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	if err := w.subscribe(t, "parse://Ledger/count"); err != nil {
 		t.Fatalf("subscribing to the count alice may read: %v", err)
 	}
+	change := barrier(t, st, w)
 	if err := st.Create(ctx, "Ledger", []parse.Object{{"amount": 5.0}}); err != nil {
 		t.Fatal(err)
 	}
 	w.next(t, "parse://Ledger/count")
-	w.none(t, "only the count is subscribed")
+	quiet(t, "only the count is subscribed", change, w)
 }
 
 // A client that holds its listening stream open but stops reading it does

@@ -191,8 +191,26 @@ func TestNotify(t *testing.T) {
 	b, rb := open("bob-token")
 	ctx := context.Background()
 	// The listening stream opens asynchronously after initialize: retry
-	// until the first notification arrives.
-	deadline := time.Now().Add(5 * time.Second)
+	// until the first notification arrives. Bob's first, so that a leak
+	// of alice's notifications would reach him.
+	deadline := time.Now().Add(10 * time.Second) // bounds a hang
+	for ready := false; !ready; {
+		if time.Now().After(deadline) {
+			t.Fatal("bob's listening stream never opened")
+		}
+		if err := srv.Notify(ctx, b.ID(), "notifications/resources/updated", map[string]any{"uri": "probe://bob-ready"}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-rb.updated:
+			ready = true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for len(rb.updated) > 0 { // later probes
+		<-rb.updated
+	}
+	deadline = time.Now().Add(5 * time.Second)
 	got := ""
 	for got == "" && time.Now().Before(deadline) {
 		if err := srv.Notify(ctx, a.ID(), "notifications/resources/updated", map[string]any{"uri": "parse://Ticket/count"}); err != nil {
@@ -217,14 +235,30 @@ func TestNotify(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no notifications/message")
 	}
+	// Barriers: a notification of each kind to bob, sent after alice's;
+	// the first bob receives of each kind must be his own.
+	if err := srv.Notify(ctx, b.ID(), "notifications/resources/updated", map[string]any{"uri": "barrier://bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Notify(ctx, b.ID(), "notifications/message", map[string]any{"level": "info", "data": "hello bob"}); err != nil {
+		t.Fatal(err)
+	}
 	select {
 	case u := <-rb.updated:
-		t.Fatalf("bob received alice's notification %q", u)
-	case <-rb.logs:
-		t.Fatal("bob received alice's log message")
-	case <-time.After(200 * time.Millisecond):
+		if u != "barrier://bob" {
+			t.Fatalf("bob received alice's notification %q", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's own resources/updated never arrived")
 	}
-	_ = b
+	select {
+	case d := <-rb.logs:
+		if d != "hello bob" {
+			t.Fatalf("bob received alice's log message %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's own notifications/message never arrived")
+	}
 	if err := srv.Notify(ctx, "no-such-session", "notifications/resources/list_changed", nil); !errors.Is(err, mcpserver.ErrUnknownSession) {
 		t.Fatalf("unknown session: %v", err)
 	}

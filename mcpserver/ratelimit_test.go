@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -34,17 +35,23 @@ func limitedServer(t *testing.T, st store.Store, l ratelimit.Limiter, id agent.I
 
 var countTicket = map[string]any{"class_name": "Ticket"}
 
+// midWindow is a fake clock 20 minutes into an hour (and 20 s into a
+// minute): no window of a minute or an hour ends while a test runs.
+func midWindow() ratelimit.Option {
+	return ratelimit.WithClock(clockwork.NewFakeClockAt(time.Date(2026, 3, 1, 12, 20, 20, 0, time.UTC)))
+}
+
 func TestLocalRateLimit(t *testing.T) {
 	st := fixtureStore(t)
-	l, _ := ratelimit.NewLocal(3, time.Hour)
+	l, _ := ratelimit.NewLocal(3, time.Hour, midWindow())
 	bobCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
 	aliceCS := connect(t, limitedServer(t, st, l, agent.Identity{Mode: agent.AuthUser, UserID: alice}), "")
 	for range 3 {
 		ok(t, bobCS, "count_objects", countTicket)
 	}
 	e := fails(t, bobCS, "count_objects", countTicket, "rate_limited")
-	if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 3600 {
-		t.Fatalf("retry_after %v", r)
+	if r := e["details"].(map[string]any)["retry_after"].(float64); r != 40*60-20 {
+		t.Fatalf("retry_after %v, want the %d s left in the hour", r, 40*60-20)
 	}
 	ok(t, aliceCS, "count_objects", countTicket) // another principal has its own bucket
 }
@@ -68,8 +75,8 @@ func TestRedisRateLimitShared(t *testing.T) {
 	st := fixtureStore(t)
 	prefix := randomPrefix()
 	bobID := agent.Identity{Mode: agent.AuthUser, UserID: bob}
-	a := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute)), bobID), "")
-	b := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute)), bobID), "")
+	a := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute, midWindow())), bobID), "")
+	b := connect(t, limitedServer(t, st, must(ratelimit.NewRedis(c, prefix, 5, time.Minute, midWindow())), bobID), "")
 	for i := range 5 {
 		cs := a
 		if i%2 == 1 {
@@ -105,7 +112,7 @@ func TestPreAuthLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	ts := httptest.NewServer(mcpserver.PreAuthLimit(must(ratelimit.NewLocal(2, time.Hour)), srv.Mux(mcpserver.HTTPOptions{})))
+	ts := httptest.NewServer(mcpserver.PreAuthLimit(must(ratelimit.NewLocal(2, time.Hour, midWindow())), srv.Mux(mcpserver.HTTPOptions{})))
 	defer ts.Close()
 	var codes []int
 	for range 3 {

@@ -501,9 +501,22 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
+// logging/setLevel takes the eight levels of the spec and refuses any
+// other with a JSON-RPC error; the session goes on either way.
 func TestLoggingSetLevel(t *testing.T) {
 	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "2025-06-18")
-	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	for _, level := range []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+			t.Fatalf("level %s: %v", level, err)
+		}
+	}
+	for _, level := range []mcp.LoggingLevel{"verbose", "", "DEBUG"} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err == nil || !strings.Contains(err.Error(), "level must be one of debug, info") {
+			t.Errorf("level %q: %v, want invalid params naming the levels", level, err)
+		}
+	}
+	if out := ok(t, cs, "count_objects", map[string]any{"class_name": "Ticket"}); out["count"] != float64(5) {
+		t.Fatalf("after setLevel: count %v", out["count"])
 	}
 }

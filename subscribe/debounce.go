@@ -4,6 +4,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jonboulle/clockwork"
 )
 
 // DefaultWindow is the debounce window used when NewDebouncer gets none.
@@ -43,6 +45,7 @@ func SplitKey(key string) (session, uri string) {
 type Debouncer struct {
 	window time.Duration
 	fire   func(key string)
+	clock  clockwork.Clock
 	start  time.Time // the monotonic origin of item deadlines
 
 	mu         sync.Mutex
@@ -64,10 +67,23 @@ type dItem struct {
 	sprev, snext *dItem        // the session's list
 }
 
+// DebounceOption configures a Debouncer.
+type DebounceOption func(*Debouncer)
+
+// DebounceClock makes the Debouncer read the time and wait on c (tests
+// pass a fake clock) instead of the system clock.
+func DebounceClock(c clockwork.Clock) DebounceOption {
+	return func(d *Debouncer) {
+		if c != nil {
+			d.clock = c
+		}
+	}
+}
+
 // NewDebouncer returns a running Debouncer that calls fire(key) window
 // after the first Trigger(key) of each burst. A window ≤ 0 means
 // DefaultWindow. Close it to stop its goroutine.
-func NewDebouncer(window time.Duration, fire func(key string)) *Debouncer {
+func NewDebouncer(window time.Duration, fire func(key string), opts ...DebounceOption) *Debouncer {
 	if fire == nil {
 		panic("subscribe: NewDebouncer with a nil fire function")
 	}
@@ -77,13 +93,17 @@ func NewDebouncer(window time.Duration, fire func(key string)) *Debouncer {
 	d := &Debouncer{
 		window:    window,
 		fire:      fire,
-		start:     time.Now(),
+		clock:     clockwork.NewRealClock(),
 		pending:   make(map[string]*dItem),
 		bySession: make(map[string]*dItem),
 		wake:      make(chan struct{}, 1),
 		done:      make(chan struct{}),
 		exited:    make(chan struct{}),
 	}
+	for _, o := range opts {
+		o(d)
+	}
+	d.start = d.clock.Now()
 	go d.run()
 	return d
 }
@@ -104,7 +124,7 @@ func (d *Debouncer) Trigger(key string) {
 		return
 	}
 	session, _ := SplitKey(key)
-	it := &dItem{key: key, session: session, at: time.Since(d.start) + d.window}
+	it := &dItem{key: key, session: session, at: d.clock.Since(d.start) + d.window}
 	d.pending[key] = it
 	// Append to the deadline list: every deadline is now+window with a
 	// monotonic now read under the lock, so the tail is the latest.
@@ -218,7 +238,7 @@ func (d *Debouncer) remove(it *dItem) {
 
 func (d *Debouncer) run() {
 	defer close(d.exited)
-	timer := time.NewTimer(time.Hour)
+	timer := d.clock.NewTimer(time.Hour)
 	timer.Stop()
 	var due []string
 	for {
@@ -227,7 +247,7 @@ func (d *Debouncer) run() {
 			d.mu.Unlock()
 			return
 		}
-		now := time.Since(d.start)
+		now := d.clock.Since(d.start)
 		for d.head != nil && d.head.at <= now {
 			due = append(due, d.head.key)
 			d.remove(d.head)
@@ -259,7 +279,7 @@ func (d *Debouncer) run() {
 		// one early, empty pass.
 		timer.Reset(wait)
 		select {
-		case <-timer.C:
+		case <-timer.Chan():
 		case <-d.done:
 			timer.Stop()
 			return

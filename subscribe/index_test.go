@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -390,6 +391,9 @@ func indexBytesPerSubscription(sessions, perSession, uris int) float64 {
 // sessions × 1 URI (the worst case: every URI distinct).
 func TestIndexMemoryBudget(t *testing.T) {
 	if testing.Short() {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI runs the memory budget: do not pass -short")
+		}
 		t.Skip("short")
 	}
 	per := indexBytesPerSubscription(10_000, 1, 0)

@@ -25,6 +25,8 @@ var (
 	redisHealthInterval = 15 * time.Second
 	redisMinBackoff     = 50 * time.Millisecond
 	redisMaxBackoff     = 5 * time.Second
+	// redisPonged, when set, is called for each health-check reply.
+	redisPonged func()
 )
 
 // frameVersion is the first byte of every message on the channel.
@@ -224,6 +226,10 @@ func (r *Redis) subscribeOnce(resync bool) (subscribed bool, err error) {
 			}
 		case *redis.Message:
 			r.receive(m.Payload)
+		case *redis.Pong:
+			if redisPonged != nil {
+				redisPonged()
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,13 +179,19 @@ func TestRedisNotifierMalformed(t *testing.T) {
 // Health-check pings on an idle subscription are answered: no reconnect,
 // no resync, and messages still arrive.
 func TestRedisNotifierIdleHealthCheck(t *testing.T) {
-	old := redisHealthInterval
-	redisHealthInterval = 40 * time.Millisecond
-	t.Cleanup(func() { redisHealthInterval = old }) // runs after the notifiers' Close
+	oldInterval, oldHook := redisHealthInterval, redisPonged
+	// The interval is also how long a ping's reply may take: long enough
+	// that a loaded machine answers in time; the test waits for replies,
+	// not for time to pass.
+	redisHealthInterval = 250 * time.Millisecond
+	var pongs atomic.Int64
+	redisPonged = func() { pongs.Add(1) }
+	t.Cleanup(func() { redisHealthInterval, redisPonged = oldInterval, oldHook }) // runs after the notifiers' Close
 	channel := redistest.Name("parsemcp-test-subscribe-")
 	_, in := startRedis(t, channel, redistest.Name("parsemcp-test-a-"))
 	b, _ := startRedis(t, channel, redistest.Name("parsemcp-test-b-"))
-	time.Sleep(15 * redisHealthInterval) // idle: several ping rounds
+	// Idle: wait for several ping rounds answered (both subscribers ping).
+	waitFor(t, 30*time.Second, "six health-check replies", func() bool { return pongs.Load() >= 6 })
 	if err := b.Publish(context.Background(), Message{ID: "after-idle"}); err != nil {
 		t.Fatal(err)
 	}

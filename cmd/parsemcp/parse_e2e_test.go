@@ -74,9 +74,9 @@ func TestServeParseServer(t *testing.T) {
 	)
 	for name, flags := range identities {
 		t.Run(name, func(t *testing.T) {
-			want := connect(t, startServe(t, nil, append([]string{"--store", "sqlite:" + sqlitePath}, flags...)...).url)
+			want := parseConnect(t, startServe(t, nil, append([]string{"--store", "sqlite:" + sqlitePath}, flags...)...).url)
 			ps := startServe(t, env, append([]string{"--store", spec}, flags...)...)
-			got := connect(t, ps.url)
+			got := parseConnect(t, ps.url)
 			for _, c := range calls {
 				w, wErr := callTool(t, want, c.tool, c.args)
 				g, gErr := callTool(t, got, c.tool, c.args)
@@ -112,7 +112,7 @@ func TestServeParseServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		anon := connect(t, startServe(t, env, "--store", spec, "--anonymous").url)
+		anon := parseConnect(t, startServe(t, env, "--store", spec, "--anonymous").url)
 		for _, class := range []string{demo.ClassTicket, demo.ClassProject} {
 			got, gErr := callTool(t, cs, "count_objects", map[string]any{"class_name": class})
 			want, _ := callTool(t, anon, "count_objects", map[string]any{"class_name": class})
@@ -145,7 +145,7 @@ func TestServeParseServer(t *testing.T) {
 	}
 }
 
-func connect(t *testing.T, url string) *mcp.ClientSession {
+func parseConnect(t *testing.T, url string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "parse-e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {

@@ -223,10 +223,11 @@ func (c *clients) connectHTTP(t *testing.T, tc attack) (*mcp.ClientSession, erro
 func runAll(t *testing.T, e *env) {
 	start := time.Now()
 	c := &clients{e: e, t: t, inmem: map[string]*mcp.ClientSession{}, https: map[string]*httptest.Server{}}
-	for _, tc := range attackTable() {
+	cases := append(attackTable(), ruleCases()...)
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { runCase(t, c, tc) })
 	}
-	t.Logf("%s: %d cases in %s", e.name, len(attackTable()), time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: %d cases in %s", e.name, len(cases), time.Since(start).Round(time.Millisecond))
 }
 
 func runCase(t *testing.T, c *clients, tc attack) {

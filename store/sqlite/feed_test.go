@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -174,17 +175,35 @@ func TestFeedRawSQLWriter(t *testing.T) {
 // does nothing.
 func TestFeedClose(t *testing.T) {
 	ctx := context.Background()
-	a, b, _ := twoStores(t)
+	a, b, path := twoStores(t)
 	r := &storetest.Recorder{}
 	a.Watch(r.Add)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
 	a.Watch(r.Add)()
-	if err := b.Create(ctx, "Note", []parse.Object{{"objectId": "x"}}); err != nil {
+	// The barrier: a third store polling the file as a did sees the
+	// write, and then a second one; a live feed of a would have seen the
+	// first by then.
+	c, err := sqlite.Open(ctx, path, sqlite.WithPollInterval(20*time.Millisecond))
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // several poll intervals of a
+	defer c.Close()
+	seen := &storetest.Recorder{}
+	defer c.Watch(seen.Add)()
+	for _, id := range []string{"x", "y"} {
+		if err := b.Create(ctx, "Note", []parse.Object{{"objectId": id}}); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second) // bounds a hang
+		for !slices.ContainsFunc(seen.Changes(), func(c store.Change) bool { return c.ObjectID == id }) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the barrier store never saw %s", id)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	if got := r.Changes(); len(got) != 0 {
 		t.Fatalf("changes after Close:\n%s", storetest.DescribeChanges(got))
 	}

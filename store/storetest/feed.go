@@ -89,7 +89,7 @@ func watch(t *testing.T, s store.Store) (*Recorder, func()) {
 	t.Helper()
 	f, ok := s.(store.Feed)
 	if !ok {
-		t.Skipf("%T does not implement store.Feed", s)
+		t.Fatalf("%T does not implement store.Feed: RunFeed is for stores that do", s)
 	}
 	r := &Recorder{}
 	cancel := f.Watch(r.Add)
@@ -287,7 +287,7 @@ func testFeedConcurrent(t *testing.T, s store.Store) {
 	const writers, each = 4, 8
 	f, ok := s.(store.Feed)
 	if !ok {
-		t.Skipf("%T does not implement store.Feed", s)
+		t.Fatalf("%T does not implement store.Feed: RunFeed is for stores that do", s)
 	}
 	watchers := make([]*Recorder, 3)
 	var wg sync.WaitGroup

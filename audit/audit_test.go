@@ -1,0 +1,113 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+var sample = audit.Event{
+	Event: "tool_call", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Tool: "query_class",
+	ArgKeys: []string{"class_name", "where"}, AgentID: "agent-1", AuthType: "user", Permission: "readonly",
+	CorrelationID: "corr-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
+	DurationMS: 12.5, ResultBytes: 4000,
+}
+
+// The estimate is a quarter token per result byte, priced per million.
+func TestEstimate(t *testing.T) {
+	e := sample
+	e.Estimate(2.5)
+	if e.EstInputTokens != 1000 || e.EstCostUSD != 0.0025 {
+		t.Fatalf("estimate: %d tokens, %g USD; want 1000, 0.0025", e.EstInputTokens, e.EstCostUSD)
+	}
+}
+
+// The JSON sink writes one line per event with the names, never values.
+func TestJSONSink(t *testing.T) {
+	var buf bytes.Buffer
+	e := sample
+	e.Estimate(2.5)
+	audit.NewJSONSink(&buf).Record(context.Background(), e)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("not one JSON line: %q: %v", buf.String(), err)
+	}
+	delete(line, "time")
+	want := map[string]any{
+		"level": "INFO", "msg": "tool_call", "tool": "query_class", "args_keys": []any{"class_name", "where"},
+		"agent_id": "agent-1", "auth_type": "user", "permission": "readonly", "correlation_id": "corr-1",
+		"success": false, "error_code": "permission_denied", "denial_kind": "clp", "duration_ms": 12.5,
+		"result_bytes": float64(4000), "est_input_tokens": float64(1000), "est_cost_usd": 0.0025,
+	}
+	if d := cmp.Diff(want, line); d != "" {
+		t.Fatalf("(-want +got):\n%s", d)
+	}
+}
+
+// The store sink writes each event as an _AgentAudit object only the
+// master key may read (empty ACL, class-level permissions admitting
+// nobody), and Close flushes what is queued.
+func TestStoreSinkWrites(t *testing.T) {
+	ctx := context.Background()
+	st := open(t)
+	sink, err := audit.NewStoreSink(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := sample
+	ok.Success, ok.ErrorCode, ok.DenialKind, ok.CorrelationID = true, "", "", ""
+	sink.Record(ctx, sample)
+	sink.Record(ctx, ok)
+	sink.Close()
+
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass, Limit: -1, Order: []query.OrderKey{{Field: "success"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
+	}
+	for _, r := range rows {
+		for _, k := range []string{parse.FieldObjectID, parse.FieldUpdatedAt} {
+			delete(r, k)
+		}
+	}
+	common := map[string]any{
+		"createdAt": "2026-11-25T12:00:00.000Z", "tool": "query_class", "argsKeys": []any{"class_name", "where"},
+		"agentId": "agent-1", "authType": "user", "permission": "readonly", "durationMs": 12.5,
+		"resultBytes": float64(4000), "estInputTokens": float64(0), "estCostUsd": float64(0), "ACL": map[string]any{},
+	}
+	failed := parse.Object{"success": false, "correlationId": "corr-1", "errorCode": "permission_denied", "denialKind": "clp"}
+	succeeded := parse.Object{"success": true}
+	for k, v := range common {
+		failed[k], succeeded[k] = v, v
+	}
+	if d := cmp.Diff([]parse.Object{failed, succeeded}, rows); d != "" {
+		t.Fatalf("(-want +got):\n%s", d)
+	}
+
+	sch, err := st.Schema(ctx, audit.AuditClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []parse.Op{parse.OpGet, parse.OpFind, parse.OpCount, parse.OpCreate, parse.OpUpdate, parse.OpDelete, parse.OpAddField} {
+		if p := sch.CLP.Perm(op); p == nil || len(p.Entries) != 0 || p.RequiresAuthentication || len(p.PointerFields) != 0 {
+			t.Errorf("%s %s: %+v, want nobody but the master key", audit.AuditClass, op, p)
+		}
+	}
+
+	// A second sink on the same store reuses the class.
+	again, err := audit.NewStoreSink(ctx, st, nil)
+	if err != nil {
+		t.Fatalf("second sink: %v", err)
+	}
+	again.Close()
+}

@@ -1,0 +1,29 @@
+package mcpserver
+
+import (
+	"context"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// loggingLevels are the levels logging/setLevel takes (RFC 5424, as the
+// MCP specification names them).
+var loggingLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// checkParams refuses request parameters the SDK lets through but the
+// specification does not allow, with invalid params: a logging level
+// outside the eight.
+func (s *Server) checkParams(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			if p == nil || !slices.Contains(loggingLevels, p.Level) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+					Message: "invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency"}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
