@@ -6,8 +6,10 @@ package agent
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -70,7 +72,40 @@ type Identity struct {
 	Mode   AuthMode
 	UserID string   // AuthUser
 	Roles  []string // role names held (AuthUser, AuthRole), inherited ones included
+	// Session is the Parse session token the identity was established
+	// with (SessionIdentity), for a store that forwards it to Parse Server
+	// (store.SessionBinder). It prints, logs and marshals as "[redacted]".
+	Session Secret
 }
+
+// Secret is a credential that never shows: fmt, slog and JSON see
+// "[redacted]" (or "" when empty); Reveal gives the value.
+type Secret struct{ v string }
+
+// NewSecret wraps a credential.
+func NewSecret(v string) Secret { return Secret{v} }
+
+// Reveal returns the credential, for the one place that sends it.
+func (s Secret) Reveal() string { return s.v }
+
+func (s Secret) String() string {
+	if s.v == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// Equal compares two secrets (go-cmp uses it).
+func (s Secret) Equal(o Secret) bool { return s.v == o.v }
+
+// GoString keeps %#v from showing the value.
+func (s Secret) GoString() string { return s.String() }
+
+// LogValue keeps slog from showing the value.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON keeps JSON from showing the value.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
 
 // Principal returns the ACL entries the identity holds.
 func (id Identity) Principal() parse.Principal {

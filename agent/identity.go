@@ -100,5 +100,7 @@ func SessionIdentity(ctx context.Context, st store.Store, token string, now time
 	if !ok {
 		return Identity{}, fmt.Errorf("%w: session has no user", ErrUnauthorized)
 	}
-	return UserIdentity(ctx, st, userID)
+	id, err := UserIdentity(ctx, st, userID)
+	id.Session = NewSecret(token)
+	return id, err
 }

@@ -64,8 +64,13 @@ type Scope struct {
 	truncated map[string][]string
 }
 
-// NewScope returns the governed view of st for a.
+// NewScope returns the governed view of st for a. An agent established by
+// a session token reaches a store that forwards sessions
+// (store.SessionBinder: Parse Server behind parserest) with that token.
 func NewScope(a *Agent, st store.Store) *Scope {
+	if sb, ok := st.(store.SessionBinder); ok && a.Identity.Session.Reveal() != "" && a.Identity.Mode == AuthUser {
+		st = sb.WithSession(a.Identity.UserID, a.Identity.Session.Reveal())
+	}
 	h := map[string]bool{}
 	master := a.Identity.Mode == AuthMaster
 	for _, c := range parse.DefaultHiddenClasses {

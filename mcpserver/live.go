@@ -752,6 +752,12 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 			return l.srv.internal(ctx, "resources/subscribe", err)
 		}
 	}
+	if fc, ok := l.srv.store.(store.FeedCoverage); ok {
+		// A feed that cannot follow the class would never notify: refuse.
+		if err := fc.Follows(ctx, class); err != nil {
+			return invalidParams("cannot subscribe to %s: %v", uri, err)
+		}
+	}
 	sid := sessionKey(req.Session)
 	key := uri + "\x00" + vis.Key()
 	if !vis.InMemory() {

@@ -205,6 +205,8 @@ func TestAgent(t *testing.T) {
 
 	member := agent.Identity{Mode: agent.AuthUser, UserID: demo.MemberUserID, Roles: []string{"org-acme"}}
 	support := agent.Identity{Mode: agent.AuthUser, UserID: demo.SupportUserID, Roles: []string{"Support", "org-acme"}}
+	memberSession := member
+	memberSession.Session = agent.NewSecret("r:policy-test-live") // kept for a store that forwards it
 	for _, c := range []struct {
 		profile string
 		header  http.Header
@@ -218,7 +220,7 @@ func TestAgent(t *testing.T) {
 		{"by-name", nil, agent.Readonly, member, 3},
 		{"roles", nil, agent.Readonly, agent.Identity{Mode: agent.AuthRole, Roles: []string{"Manager", "Sales", "Support", "org-acme"}}, 3},
 		{"role", nil, agent.Readonly, agent.Identity{Mode: agent.AuthRole, Roles: []string{"Support"}}, 3},
-		{"session", live, agent.Write, member, 3},
+		{"session", live, agent.Write, memberSession, 3},
 		{"child", nil, agent.Write, agent.Identity{Mode: agent.AuthMaster}, 2},
 		{"grandchild", nil, agent.Readonly, agent.Identity{Mode: agent.AuthRole, Roles: []string{"Support"}}, 1},
 		{"user-child", nil, agent.Readonly, agent.Identity{Mode: agent.AuthRole, Roles: []string{"Support"}}, 2},

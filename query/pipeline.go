@@ -185,6 +185,10 @@ type Pipeline struct {
 	// HasLimit reports whether the pipeline ends with $limit or $count (it
 	// bounds its own result size).
 	HasLimit bool
+	// Raw are the stages as the caller gave them (objects may be
+	// *OrderedObject), for a backend that passes the pipeline on to Parse
+	// Server (store/parserest).
+	Raw []any
 }
 
 // WithFilter returns a copy of p whose input rows also satisfy e.
@@ -439,7 +443,7 @@ func ParsePipeline(s parse.Schema, resolve func(class string) (parse.Schema, err
 		return nil, errAt("pipeline", "%d stages: a pipeline has at most %d", len(stages), MaxPipelineStages)
 	}
 	p := &pipeParser{schema: s, resolve: resolve, shape: classFields(s), base: true}
-	pl := &Pipeline{Class: s.ClassName, Input: p.shape}
+	pl := &Pipeline{Class: s.ClassName, Input: p.shape, Raw: stages}
 	for i, raw := range stages {
 		at := fmt.Sprintf("pipeline[%d]", i)
 		keys, m, ok := asObject(raw)

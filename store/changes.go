@@ -79,6 +79,14 @@ type FeedScoped interface {
 	FeedReach(ctx context.Context) (FeedReach, error)
 }
 
+// FeedCoverage is implemented by feeds that may not follow every class
+// (Parse LiveQuery refuses some): Follows returns nil once changes of
+// class reach the feed, or why they cannot, so a subscription that would
+// never be notified is refused instead.
+type FeedCoverage interface {
+	Follows(ctx context.Context, class string) error
+}
+
 // Hub delivers published changes to its watchers on one goroutine, in the
 // order they were published; a backend implements Feed with it. A watcher
 // receives only the changes published after it was registered. The zero

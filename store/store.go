@@ -78,6 +78,18 @@ var (
 	// ErrFeedNotInstalled: the store's change feed is not installed, so
 	// changes made by other clients are not reported.
 	ErrFeedNotInstalled = errors.New("the change feed is not installed in this database (run `parsemcp migrate --store …` with a role that may create tables and triggers)")
+	// ErrPermissionDenied: a backend that enforces permissions itself
+	// (Parse Server behind store/parserest) refused the operation.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrRateLimited: the backend asked to slow down and kept doing so
+	// until the call's time ran out.
+	ErrRateLimited = errors.New("rate limited by the backend")
+	// ErrUnavailable: the backend could not be reached within the call's
+	// time.
+	ErrUnavailable = errors.New("backend unavailable")
+	// ErrUnsupported: the backend cannot run this operation (a remote
+	// backend's API has no form for it).
+	ErrUnsupported = errors.New("not supported by this store")
 )
 
 // Write selects the one object an Update or Delete may change.
@@ -95,3 +107,11 @@ type Write struct {
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }
+
+// SessionBinder is implemented by stores that forward a caller's own
+// credential to a server enforcing permissions itself (parserest): the
+// store returned acts, for queries and writes whose ACL names userID, with
+// that user's session token.
+type SessionBinder interface {
+	WithSession(userID, token string) Store
+}

@@ -92,6 +92,16 @@ func AsError(err error) *Error {
 		return &Error{Code: CodeNotFound, Message: "object not found (or not writable by this agent)", Details: map[string]any{"kind": "object_not_found"}}
 	case errors.Is(err, store.ErrInvalid):
 		return &Error{Code: CodeInvalidArgument, Message: strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")}
+	case errors.Is(err, store.ErrObjectNotFound):
+		return &Error{Code: CodeNotFound, Message: "object not found (or not writable by this agent)", Details: map[string]any{"kind": "object_not_found"}}
+	case errors.Is(err, store.ErrPermissionDenied):
+		return &Error{Code: CodePermissionDenied, Message: err.Error(), Details: map[string]any{"kind": "backend"}}
+	case errors.Is(err, store.ErrRateLimited):
+		return &Error{Code: CodeRateLimited, Message: "the Parse Server behind this server asked to slow down; try again shortly", Internal: err}
+	case errors.Is(err, store.ErrUnavailable):
+		return &Error{Code: CodeUnavailable, Message: "the database server cannot be reached; try again shortly", Internal: err}
+	case errors.Is(err, store.ErrUnsupported):
+		return &Error{Code: CodeInvalidArgument, Message: err.Error()}
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Internal: err}
 }

@@ -218,7 +218,8 @@ func newDemo() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&rows, "rows", 10000, "approximate number of objects")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "random seed (the same seed gives the same data)")
-	cmd.Flags().StringVar(&out, "out", "", "output: sqlite:PATH (a new file) or postgres://USER@HOST:PORT/DB (an empty database)")
+	cmd.Flags().StringVar(&out, "out", "", "output: sqlite:PATH (a new file), postgres://USER@HOST:PORT/DB (an empty database) or parse+http(s)://APP_ID@HOST/parse (a Parse Server with allowCustomObjectId, written through its REST API with the master key)")
+	registerParseKeys(cmd.Flags())
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress bar")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd

@@ -25,6 +25,7 @@ import (
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/parserest"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 	"github.com/parsemcp/parsemcp/subscribe"
@@ -74,7 +75,8 @@ type storeFlags struct {
 
 func (f *storeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.store, "store", os.Getenv("PARSEMCP_STORE"), "store to serve: sqlite:PATH (or a .sqlite/.db path) or postgres://USER@HOST:PORT/DB; env PARSEMCP_STORE")
+	fl.StringVar(&f.store, "store", os.Getenv("PARSEMCP_STORE"), "store to serve: sqlite:PATH (or a .sqlite/.db path), postgres://USER@HOST:PORT/DB, or a running Parse Server as parse+https://APP_ID@HOST/parse (keys: --parse-master-key or PARSEMCP_PARSE_MASTER_KEY, …; docs/PARSE_SERVER.md); env PARSEMCP_STORE")
+	registerParseKeys(fl)
 	fl.BoolVar(&f.demo, "demo", false, "serve the demo dataset (created in a cached SQLite file when --store is not given)")
 	fl.IntVar(&f.demoRows, "demo-rows", 10000, "size of the demo dataset created by --demo")
 	fl.StringVar(&f.permission, "permission", "readonly", "agent permission tier: readonly, write or admin")
@@ -136,6 +138,9 @@ func (f *storeFlags) loadPolicy(ctx context.Context, log *slog.Logger, st store.
 		return nil, err
 	}
 	if err := pol.Validate(ctx, st); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", f.policy, err)
+	}
+	if err := checkPolicyIdentities(st, pol); err != nil {
 		return nil, fmt.Errorf("policy %s: %w", f.policy, err)
 	}
 	for _, w := range pol.Warnings {
@@ -236,6 +241,9 @@ func (f *storeFlags) openStore(ctx context.Context, log *slog.Logger) (store.Sto
 // classes made where missing: demo, migrate); without it, opening runs no
 // DDL and a database that is not set up is an error.
 func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int, create bool) (store.Store, string, error) {
+	if parserest.IsURL(spec) {
+		return openParse(ctx, spec, log)
+	}
 	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
 		opts := []postgres.Option{postgres.WithMaxConns(maxConns)}
 		if log != nil {
@@ -289,7 +297,7 @@ func sqlitePath(spec string) (string, error) {
 	case strings.HasSuffix(spec, ".sqlite"), strings.HasSuffix(spec, ".db"), strings.HasSuffix(spec, ".sqlite3"):
 		return spec, nil
 	}
-	return "", fmt.Errorf("store %q: unknown store; use sqlite:PATH or postgres://USER@HOST/DB", redact(spec))
+	return "", fmt.Errorf("store %q: unknown store; use sqlite:PATH, postgres://USER@HOST/DB or parse+https://APP_ID@HOST/parse", redact(spec))
 }
 
 // redact hides a password in a store URL.
@@ -398,6 +406,9 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 		if !f.inProcess {
 			log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
 		}
+	}
+	if err := checkIdentity(st, id); err != nil {
+		return nil, err
 	}
 	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
 		if tok := r.Header.Get(SessionHeader); tok != "" {

@@ -20,13 +20,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parsemcp/parsemcp/internal/freeport"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testproc"
 )
 
 // Options configure a Parse Server. Zero values get test defaults.
@@ -39,6 +39,15 @@ type Options struct {
 	// RESTKey and JSKey, when set, must be sent by clients (REST, LiveQuery).
 	RESTKey string
 	JSKey   string
+	// CustomObjectIDs lets clients choose objectIds (allowCustomObjectId).
+	CustomObjectIDs bool
+	// AcceptAuthData names auth providers whose authData Parse Server
+	// accepts unchecked (test data with authData, e.g. the demo's
+	// "google", "apple" and "github" users).
+	AcceptAuthData []string
+	// RateLimit, "PATH COUNT WINDOW_MS", rate-limits one path for every
+	// client (Parse Server answers 429).
+	RateLimit string
 	// LiveQueryClasses are the classes with LiveQuery, each a regular
 	// expression anchored at both ends; empty means every class.
 	LiveQueryClasses []string
@@ -46,26 +55,11 @@ type Options struct {
 
 // Server is a running (or stopped) Parse Server that belongs to one test.
 type Server struct {
-	t       testing.TB
-	opts    Options
-	dir     string // working directory; logs live here
-	modules string
-	script  string
-	port    int
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	out    *os.File
-	exited chan struct{}
-}
-
-// unavailable skips t (fails it in CI) when Parse Server cannot run here.
-func unavailable(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI requires Parse Server: %s", why)
-	}
-	t.Skipf("Parse Server not available: %s", why)
+	t    testing.TB
+	opts Options
+	dir  string // working directory; logs live here
+	port int
+	proc *testproc.Server
 }
 
 // Start installs (once per process) and starts a Parse Server for t; it is
@@ -75,11 +69,11 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	dir, err := install()
 	if err != nil {
-		unavailable(t, err.Error())
+		testproc.Unavailable(t, "Parse Server not available: "+err.Error())
 	}
 	scripts, err := scriptDir()
 	if err != nil {
-		unavailable(t, err.Error())
+		testproc.Unavailable(t, "Parse Server not available: "+err.Error())
 	}
 	if opts.DatabaseURL == "" {
 		opts.DatabaseURL = pgtest.Database(t, "parse")
@@ -90,21 +84,54 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.MasterKey == "" {
 		opts.MasterKey = "master-" + randomHex(12)
 	}
-	s := &Server{
-		t: t, opts: opts, dir: t.TempDir(),
-		modules: filepath.Join(dir, "node_modules"),
-		script:  filepath.Join(scripts, "server.js"),
-	}
+	s := &Server{t: t, opts: opts, dir: t.TempDir()}
 	if s.port, err = freeport.Get(); err != nil {
 		t.Fatal(err)
 	}
+	logFile := filepath.Join(s.dir, "server.out")
+	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	env := append(os.Environ(),
+		"NODE_PATH="+filepath.Join(dir, "node_modules"),
+		fmt.Sprintf("PARSE_PORT=%d", s.port),
+		"PARSE_DATABASE_URI="+opts.DatabaseURL,
+		"PARSE_APP_ID="+opts.AppID,
+		"PARSE_MASTER_KEY="+opts.MasterKey,
+		"PARSE_REST_KEY="+opts.RESTKey,
+		"PARSE_JS_KEY="+opts.JSKey,
+		"PARSE_LIVEQUERY_CLASSES="+strings.Join(opts.LiveQueryClasses, ","),
+		"PARSE_LOGS_FOLDER="+filepath.Join(s.dir, "logs"),
+	)
+	if len(opts.AcceptAuthData) > 0 {
+		env = append(env, "PARSE_ACCEPT_AUTH_DATA="+strings.Join(opts.AcceptAuthData, ","))
+	}
+	if opts.CustomObjectIDs {
+		env = append(env, "PARSE_ALLOW_CUSTOM_OBJECT_ID=1")
+	}
+	if opts.RateLimit != "" {
+		env = append(env, "PARSE_RATE_LIMIT="+opts.RateLimit)
+	}
 	t.Cleanup(func() {
-		s.Stop()
 		if t.Failed() {
 			t.Logf("Parse Server log (tail):\n%s", tail(s.Log(), 4000))
 		}
 	})
-	s.Start()
+	s.proc = testproc.Start(t, testproc.Options{
+		Name: "Parse Server",
+		Command: func() *exec.Cmd {
+			cmd := exec.Command("node", filepath.Join(scripts, "server.js"))
+			cmd.Dir = s.dir // Parse Server's own files (logs) stay in the temporary directory
+			cmd.Stdout, cmd.Stderr = out, out
+			cmd.Env = env
+			return cmd
+		},
+		Ready:    s.healthy,
+		Shutdown: func(p *os.Process) { _ = p.Signal(syscall.SIGTERM) },
+		LogFile:  logFile,
+	})
 	return s
 }
 
@@ -123,106 +150,47 @@ func (s *Server) JSKey() string     { return s.opts.JSKey }
 // DatabaseURL is the PostgreSQL database Parse Server keeps its data in.
 func (s *Server) DatabaseURL() string { return s.opts.DatabaseURL }
 
-// Start starts the server (again) and waits until it is healthy. It fails
-// the test when it is already running or does not come up.
+// Start starts the stopped server again (same port and database) and
+// returns once /parse/health answers.
 func (s *Server) Start() {
 	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		s.t.Fatal("parseserver: Start while running")
-	}
-	out, err := os.OpenFile(filepath.Join(s.dir, "server.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command("node", s.script)
-	cmd.Dir = s.dir // Parse Server's own files (logs) stay in the temporary directory
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Env = append(os.Environ(),
-		"NODE_PATH="+s.modules,
-		fmt.Sprintf("PARSE_PORT=%d", s.port),
-		"PARSE_DATABASE_URI="+s.opts.DatabaseURL,
-		"PARSE_APP_ID="+s.opts.AppID,
-		"PARSE_MASTER_KEY="+s.opts.MasterKey,
-		"PARSE_REST_KEY="+s.opts.RESTKey,
-		"PARSE_JS_KEY="+s.opts.JSKey,
-		"PARSE_LIVEQUERY_CLASSES="+strings.Join(s.opts.LiveQueryClasses, ","),
-		"PARSE_LOGS_FOLDER="+filepath.Join(s.dir, "logs"),
-	)
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		s.t.Fatalf("parseserver: start node: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	s.cmd, s.out = cmd, out
-	s.exited = exited
-	// The deadline only bounds a hang; health normally answers in seconds.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		if s.healthy() {
-			return
-		}
-		select {
-		case <-exited:
-			s.cmd = nil
-			out.Close()
-			s.t.Fatalf("parseserver: Parse Server exited while starting:\n%s", tail(s.Log(), 4000))
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("parseserver: Parse Server not healthy after 90s:\n%s", tail(s.Log(), 4000))
-		}
-	}
+	s.proc.Start()
 }
 
-func (s *Server) healthy() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/health", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK
-}
-
-// Stop stops the server (SIGTERM, then SIGKILL after 10 s) and waits for
-// it to exit. Stopping a stopped server does nothing.
+// Stop stops the server (SIGTERM, then a kill after 10 s) and returns once
+// it has exited.
 func (s *Server) Stop() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
-	s.cmd = nil
-	s.out.Close()
+	s.t.Helper()
+	s.proc.Stop()
 }
 
 // Restart stops and starts the server.
 func (s *Server) Restart() {
 	s.t.Helper()
-	s.Stop()
-	s.Start()
+	s.proc.Restart()
+}
+
+func (s *Server) healthy() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+"/health", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health: %s", resp.Status)
+	}
+	return nil
 }
 
 // Log returns what Parse Server printed so far (stdout and stderr).
-func (s *Server) Log() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "server.out"))
-	return string(b)
-}
+func (s *Server) Log() string { return s.proc.Log() }
 
-// Request calls the REST API with the application id (and REST key) and
+// Request calls the REST API with the application id (and the REST or
+// JavaScript key) and
 // either the master key (master) or a session token (when not empty).
 // It returns the HTTP status and the body; a transport error fails t.
 func (s *Server) Request(method, path string, body any, sessionToken string, master bool) (int, []byte) {
@@ -241,8 +209,11 @@ func (s *Server) Request(method, path string, body any, sessionToken string, mas
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Parse-Application-Id", s.opts.AppID)
-	if s.opts.RESTKey != "" {
+	switch {
+	case s.opts.RESTKey != "":
 		req.Header.Set("X-Parse-REST-API-Key", s.opts.RESTKey)
+	case s.opts.JSKey != "":
+		req.Header.Set("X-Parse-Javascript-Key", s.opts.JSKey)
 	}
 	if master {
 		req.Header.Set("X-Parse-Master-Key", s.opts.MasterKey)

@@ -10,6 +10,14 @@
 //   PARSE_LIVEQUERY_CLASSES  comma-separated class names with LiveQuery; each is
 //                         a regular expression anchored at both ends, so ".*"
 //                         (the default) means every class
+//   PARSE_ALLOW_CUSTOM_OBJECT_ID  "1": clients may choose objectIds (parsemcp's
+//                         conformance suite and demo data use fixed ids)
+//   PARSE_ACCEPT_AUTH_DATA  comma-separated auth providers (e.g. "google,apple")
+//                         whose authData is accepted without checking it with
+//                         the provider: test and demo data only, never production
+//   PARSE_RATE_LIMIT      "PATH COUNT WINDOW_MS": Parse Server's rate limit on one
+//                         path (e.g. "/classes/Limited 2 60000"), master key and
+//                         local clients included (tests of the 429 answer)
 //   PARSE_LOGS_FOLDER     where Parse Server writes its log files (default: a
 //                         "logs" folder in the working directory; the Go helper
 //                         runs it in a temporary directory)
@@ -46,6 +54,19 @@ async function main() {
     logsFolder: process.env.PARSE_LOGS_FOLDER || './logs',
     verbose: false,
   };
+  if (process.env.PARSE_ALLOW_CUSTOM_OBJECT_ID === '1') config.allowCustomObjectId = true;
+  if (process.env.PARSE_ACCEPT_AUTH_DATA) {
+    const accept = { validateAuthData: () => Promise.resolve(), validateAppId: () => Promise.resolve() };
+    config.auth = {};
+    for (const p of process.env.PARSE_ACCEPT_AUTH_DATA.split(',').map(s => s.trim()).filter(Boolean)) {
+      config.auth[p] = { module: accept };
+    }
+  }
+  if (process.env.PARSE_RATE_LIMIT) {
+    const [requestPath, count, windowMs] = process.env.PARSE_RATE_LIMIT.split(' ');
+    config.rateLimit = [{ requestPath, requestCount: Number(count), requestTimeWindow: Number(windowMs),
+      includeMasterKey: true, includeInternalRequests: true }];
+  }
   if (process.env.PARSE_REST_KEY) config.restAPIKey = process.env.PARSE_REST_KEY;
   if (process.env.PARSE_JS_KEY) config.javascriptKey = process.env.PARSE_JS_KEY;
 
@@ -58,7 +79,12 @@ async function main() {
     httpServer.once('error', reject);
     httpServer.listen(port, '127.0.0.1', resolve);
   });
-  await ParseServer.createLiveQueryServer(httpServer);
+  // keyPairs: without them LiveQuery does not recognize the master key
+  // (a master-key client would get events filtered by ACL).
+  const keyPairs = { masterKey: config.masterKey };
+  if (config.javascriptKey) keyPairs.javascriptKey = config.javascriptKey;
+  if (config.restAPIKey) keyPairs.restAPIKey = config.restAPIKey;
+  await ParseServer.createLiveQueryServer(httpServer, { appId: config.appId, masterKey: config.masterKey, serverURL, keyPairs });
   console.log(`parse-server ready ${serverURL}`);
 
   const stop = () => {

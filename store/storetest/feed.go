@@ -35,7 +35,7 @@ var FeedWait = 10 * time.Second
 // PostgreSQL with and without its change log installed) runs RunFeed once
 // per mode.
 func RunFeed(t *testing.T, open func(t *testing.T) store.Store) {
-	runGroup(t, feedTests, open)
+	runGroup(t, "Feed", feedTests, open, nil)
 }
 
 // Recorder collects the changes a watcher receives.

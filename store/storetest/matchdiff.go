@@ -31,7 +31,7 @@ var matchTests = []subtest{
 // whose answers depend on how its database is set up (PostgreSQL's
 // collation) runs RunMatch once per setup.
 func RunMatch(t *testing.T, open func(t *testing.T) store.Store) {
-	runGroup(t, matchTests, open)
+	runGroup(t, "Match", matchTests, open, nil)
 }
 
 func matchDiffSchema() parse.Schema {

@@ -34,6 +34,16 @@ import (
 // it when the subtest ends (register any further teardown with t.Cleanup in
 // open: it runs after the close).
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	RunSkipping(t, open, nil)
+}
+
+// RunSkipping runs the suite but skips the subtests named in skip
+// ("Group/Name", e.g. "Schema/ClassExists") with the reason given: for a
+// backend that cannot have a behaviour at all (a remote API with no form
+// for it). Every skip is listed where the backend calls this, with its
+// reason; a name that matches no subtest fails the run, so the list
+// cannot go stale.
+func RunSkipping(t *testing.T, open func(t *testing.T) store.Store, skip map[string]string) {
 	groups := []struct {
 		name  string
 		tests []subtest
@@ -52,6 +62,17 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Match", matchTests},
 		{"Feed", feedTests}, // for stores that are a store.Feed
 	}
+	known := map[string]bool{}
+	for _, g := range groups {
+		for _, st := range g.tests {
+			known[g.name+"/"+st.name] = true
+		}
+	}
+	for name := range skip {
+		if !known[name] {
+			t.Errorf("storetest: skip list names %q, which is no subtest", name)
+		}
+	}
 	for _, g := range groups {
 		if g.name == "Feed" && !isFeed(t, open) {
 			// A capability the store does not have, not a missing
@@ -59,7 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Log("the store is not a store.Feed: the change feed group does not apply")
 			continue
 		}
-		t.Run(g.name, func(t *testing.T) { runGroup(t, g.tests, open) })
+		t.Run(g.name, func(t *testing.T) { runGroup(t, g.name, g.tests, open, skip) })
 	}
 }
 
@@ -80,9 +101,12 @@ func isFeed(t *testing.T, open func(t *testing.T) store.Store) bool {
 }
 
 // runGroup runs each test on a store of its own.
-func runGroup(t *testing.T, tests []subtest, open func(t *testing.T) store.Store) {
+func runGroup(t *testing.T, group string, tests []subtest, open func(t *testing.T) store.Store, skip map[string]string) {
 	for _, st := range tests {
 		t.Run(st.name, func(t *testing.T) {
+			if why, ok := skip[group+"/"+st.name]; ok {
+				t.Skip(why)
+			}
 			s := open(t)
 			if s == nil {
 				t.Fatal("open returned a nil store")

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/parseserver"
+	"github.com/parsemcp/parsemcp/store/parserest"
+)
+
+// parseDemo starts a Parse Server and loads the demo into it with
+// `parsemcp demo --out parse+http://…` (through its REST API). It returns
+// the server, the store URL and the environment holding the master key.
+func parseDemo(t *testing.T, rows string) (*parseserver.Server, string, []string) {
+	t.Helper()
+	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, AcceptAuthData: []string{"google", "apple", "github"}})
+	spec := "parse+" + strings.Replace(srv.URL(), "://", "://"+srv.AppID()+"@", 1)
+	env := []string{parserest.EnvMasterKey + "=" + srv.MasterKey()}
+	if _, stderr, code := run(t, env, "demo", "--rows", rows, "--out", spec, "-q"); code != 0 {
+		t.Fatalf("demo --out %s: exit %d: %s", spec, code, stderr)
+	}
+	if strings.Contains(spec, srv.MasterKey()) {
+		t.Fatal("the store URL holds the master key")
+	}
+	return srv, spec, env
+}
+
+// TestServeParseServer: `parsemcp serve --store parse+http://…` in front of
+// a running Parse Server gives the same answers, agent for agent, as the
+// same demo served from SQLite: master key, anonymous, and users with
+// roles (Parse Server enforcing ACLs and CLPs itself through sessions the
+// master key opens for them); a role-only identity is refused at start-up;
+// the master key never appears in the server's output.
+func TestServeParseServer(t *testing.T) {
+	srv, spec, env := parseDemo(t, "600")
+	sqlitePath := filepath.Join(t.TempDir(), "demo.sqlite")
+	if _, stderr, code := run(t, nil, "demo", "--rows", "600", "--out", "sqlite:"+sqlitePath, "-q"); code != 0 {
+		t.Fatalf("demo sqlite: %s", stderr)
+	}
+	identities := map[string][]string{
+		"master":    nil,
+		"anonymous": {"--anonymous"},
+		"admin":     {"--as-user", demo.AdminUserID},
+		"member":    {"--as-user", demo.MemberUserID},
+		"norole":    {"--as-user", demo.NoRoleUserID},
+	}
+	type call struct {
+		tool string
+		args map[string]any
+	}
+	var calls []call
+	for _, class := range []string{demo.ClassOrganization, demo.ClassProject, demo.ClassTicket, demo.ClassComment, demo.ClassCustomer, demo.ClassOrder} {
+		calls = append(calls,
+			call{"count_objects", map[string]any{"class_name": class}},
+			call{"query_class", map[string]any{"class_name": class, "order": "objectId", "limit": 7, "keys": []string{"objectId"}}},
+		)
+	}
+	calls = append(calls,
+		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": "open"}}},
+		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"project": map[string]any{"__type": "Pointer", "className": demo.ClassProject, "objectId": demo.ProjectWebsiteID}}}},
+		call{"query_class", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": map[string]any{"$in": []string{"open", "closed"}}}, "order": "-number,objectId", "limit": 5}},
+		call{"get_object", map[string]any{"class_name": demo.ClassTicket, "object_id": demo.TicketMemberID}},
+		call{"get_schema", map[string]any{"class_name": demo.ClassTicket}},
+	)
+	for name, flags := range identities {
+		t.Run(name, func(t *testing.T) {
+			want := parseConnect(t, startServe(t, nil, append([]string{"--store", "sqlite:" + sqlitePath}, flags...)...).url)
+			ps := startServe(t, env, append([]string{"--store", spec}, flags...)...)
+			got := parseConnect(t, ps.url)
+			for _, c := range calls {
+				w, wErr := callTool(t, want, c.tool, c.args)
+				g, gErr := callTool(t, got, c.tool, c.args)
+				if wErr != gErr || !reflect.DeepEqual(canonJSON(t, w), canonJSON(t, g)) {
+					t.Errorf("%s %v:\n sqlite: %v\n parse:  %v", c.tool, c.args, w, g)
+				}
+			}
+			if strings.Contains(ps.stderr.String(), srv.MasterKey()) {
+				t.Error("the server's log shows the master key")
+			}
+		})
+	}
+
+	// A request's own session token is forwarded to Parse Server (no
+	// session is opened on its behalf) and a forged one is refused.
+	t.Run("session token", func(t *testing.T) {
+		code, body := srv.Request(http.MethodPost, "/users", map[string]any{"username": "carol", "password": "pw-carol"}, "", false)
+		var carol struct{ SessionToken string }
+		if code != http.StatusCreated || json.Unmarshal(body, &carol) != nil || carol.SessionToken == "" {
+			t.Fatalf("sign up: %d %s", code, body)
+		}
+		sessions := func() float64 {
+			_, b := srv.Request(http.MethodGet, "/classes/_Session?count=1&limit=0&where=%7B%22objectId%22%3A%7B%22%24exists%22%3Atrue%7D%7D", nil, "", true)
+			var r struct{ Count float64 }
+			_ = json.Unmarshal(b, &r)
+			return r.Count
+		}
+		before := sessions()
+		ps := startServe(t, env, "--store", spec)
+		tr := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", carol.SessionToken}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "carol", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		anon := parseConnect(t, startServe(t, env, "--store", spec, "--anonymous").url)
+		for _, class := range []string{demo.ClassTicket, demo.ClassProject} {
+			got, gErr := callTool(t, cs, "count_objects", map[string]any{"class_name": class})
+			want, _ := callTool(t, anon, "count_objects", map[string]any{"class_name": class})
+			if gErr || got["count"] != want["count"] {
+				t.Errorf("carol (no roles) counts %s %v, anonymous %v", class, got, want["count"])
+			}
+		}
+		if after := sessions(); after != before {
+			t.Errorf("sessions went from %v to %v: the caller's token was not forwarded", before, after)
+		}
+		if strings.Contains(ps.stderr.String(), carol.SessionToken) {
+			t.Error("the server's log shows the session token")
+		}
+		bad := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", "r:forged"}}}
+		if cs, err := mcp.NewClient(&mcp.Implementation{Name: "forged", Version: "1"}, nil).Connect(context.Background(), bad, nil); err == nil {
+			cs.Close()
+			t.Error("a forged session token was accepted")
+		}
+	})
+
+	// An identity Parse Server has no session for is refused at start-up.
+	_, stderr, code := run(t, env, "call", "count_objects", "--store", spec, "--as-role", "Admin", "--args", `{"class_name":"Ticket"}`)
+	if code == 0 || !strings.Contains(stderr, "no Parse Server equivalent") {
+		t.Fatalf("--as-role on a Parse Server store: exit %d: %s", code, stderr)
+	}
+	// Without the master key, acting as a user is refused at start-up too.
+	_, stderr, code = run(t, nil, "call", "count_objects", "--store", spec, "--as-user", demo.AdminUserID, "--args", `{"class_name":"Ticket"}`)
+	if code == 0 || !strings.Contains(stderr, "master key") {
+		t.Fatalf("--as-user without the master key: exit %d: %s", code, stderr)
+	}
+}
+
+func parseConnect(t *testing.T, url string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "parse-e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// canonJSON drops what legitimately differs between the two servers:
+// timings, and createdAt/updatedAt, which Parse Server assigns itself when
+// the demo is written through its REST API.
+func canonJSON(t *testing.T, v map[string]any) any {
+	t.Helper()
+	b, _ := json.Marshal(v)
+	var out any
+	_ = json.Unmarshal(b, &out)
+	var strip func(any)
+	strip = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, k := range []string{"createdAt", "updatedAt", "elapsed_ms", "took_ms"} {
+				delete(x, k)
+			}
+			for _, e := range x {
+				strip(e)
+			}
+		case []any:
+			for _, e := range x {
+				strip(e)
+			}
+		}
+	}
+	strip(out)
+	return out
+}
+
+// TestParseServerLive: a client subscribed to parse://Ticket/count on
+// `serve --store parse+http://…` is notified, through LiveQuery, of a
+// ticket another Parse client creates straight through Parse Server's
+// REST API; while Parse Server is down a call fails as unavailable, and
+// once it is back calls answer again and notifications resume.
+func TestParseServerLive(t *testing.T) {
+	srv, spec, env := parseDemo(t, "300")
+	s := startServe(t, env, "--store", spec, "--live-debounce", "100ms", "--rate-limit", "0")
+	ctx := context.Background()
+	updates := make(chan string, 64)
+	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	const uri = "parse://Ticket/count"
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	// Order's find permission is not public: LiveQuery will not follow it
+	// (even with the master key), so subscribing is refused, not silent.
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: "parse://Order/count"}); err == nil || !strings.Contains(err.Error(), "LiveQuery refuses class Order") {
+		t.Fatalf("subscribe to a class LiveQuery refuses: %v", err)
+	}
+	write := func(title string) {
+		t.Helper()
+		if code, body := srv.Request(http.MethodPost, "/classes/Ticket", map[string]any{"title": title, "ACL": map[string]any{"*": map[string]any{"read": true}}}, "", true); code != http.StatusCreated {
+			t.Fatalf("write through Parse Server: %d %s", code, body)
+		}
+	}
+	// Each write is retried until its notification comes: the listening
+	// stream and the LiveQuery subscription open asynchronously.
+	await := func(what string) {
+		t.Helper()
+		for i := range 20 {
+			write(what + " " + strconv.Itoa(i))
+			select {
+			case got := <-updates:
+				if got != uri {
+					t.Fatalf("%s: notification for %s", what, got)
+				}
+				return
+			case <-time.After(time.Second):
+			}
+		}
+		t.Fatalf("%s: no notification\n%s", what, s.stderr)
+	}
+	await("another Parse client")
+
+	srv.Stop()
+	if out, isErr := callTool(t, watcher, "count_objects", map[string]any{"class_name": "Ticket"}); !isErr || out["error_code"] != "unavailable" {
+		t.Fatalf("count while Parse Server is down: %v", out)
+	}
+	srv.Start()
+	if out, isErr := callTool(t, watcher, "count_objects", map[string]any{"class_name": "Ticket"}); isErr {
+		t.Fatalf("count after the restart: %v", out)
+	}
+	for len(updates) > 0 { // the resync after the reconnect may notify too
+		<-updates
+	}
+	await("after the restart")
+}

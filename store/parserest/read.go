@@ -1,0 +1,258 @@
+package parserest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// pageSize is how many rows one GET /classes asks for when the caller
+// wants every row (Limit < 0): Parse Server answers 100 rows without a
+// limit.
+const pageSize = 1000
+
+// renderer renders constraints with this store's schemas; a $relatedTo
+// whose owner carries the scope's rules is decided by a find of the owner
+// with the same identity.
+func (s *Store) renderer(ctx context.Context, acl query.ACLFilter) query.Renderer {
+	r := query.Renderer{Resolve: func(c string) (parse.Schema, error) { return s.schemas.Shared(ctx, c) }}
+	r.Owner = func(q *query.Query) (bool, error) {
+		oq := *q
+		oq.Limit, oq.Keys = 1, []string{}
+		if !oq.ReadACL.IsSet() {
+			oq.ReadACL = acl
+		}
+		rows, err := s.Find(ctx, &oq)
+		return len(rows) > 0, err
+	}
+	return r
+}
+
+func (s *Store) where(ctx context.Context, q *query.Query) (map[string]any, error) {
+	w, err := s.renderer(ctx, q.ReadACL).QueryWhere(q)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", store.ErrUnsupported, err)
+	}
+	return w, nil
+}
+
+func jsonParam(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Find runs GET /classes/Class as q's identity.
+func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	sch, err := s.schemas.Shared(ctx, q.Class)
+	if err != nil {
+		return nil, err
+	}
+	if !q.ReadACL.IsSet() {
+		return []parse.Object{}, nil // an undecided filter admits no row
+	}
+	w, err := s.where(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	params := url.Values{}
+	if len(w) > 0 {
+		params.Set("where", jsonParam(w))
+	}
+	order := make([]string, 0, len(q.Order)+1)
+	for _, k := range q.Order {
+		if k.Desc {
+			order = append(order, "-"+k.Field)
+		} else {
+			order = append(order, k.Field)
+		}
+	}
+	if q.Keys != nil {
+		keys := []string{parse.FieldObjectID}
+		keys = append(keys, q.Keys...)
+		params.Set("keys", strings.Join(keys, ","))
+	}
+	path := "/classes/" + url.PathEscape(q.Class)
+	if id, ok := singleID(q); ok {
+		// One object by id: GET /classes/Class/id, Parse Server's cheapest
+		// read (a missing or unreadable object is 101).
+		var obj parse.Object
+		p := url.Values{}
+		if k := params.Get("keys"); k != "" {
+			p.Set("keys", k)
+		}
+		err := s.call(ctx, q.ReadACL, request{method: http.MethodGet, path: objectPath(q.Class, id), query: p}, &obj)
+		if errors.Is(err, store.ErrObjectNotFound) {
+			return []parse.Object{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s.shape(sch, q, []parse.Object{obj}), nil
+	}
+	if q.Limit >= 0 {
+		if len(order) > 0 {
+			params.Set("order", strings.Join(order, ","))
+		}
+		params.Set("limit", strconv.Itoa(q.Limit))
+		if q.Skip > 0 {
+			params.Set("skip", strconv.Itoa(q.Skip))
+		}
+		rows, err := s.findPage(ctx, q.ReadACL, path, params)
+		return s.shape(sch, q, rows), err
+	}
+	// Every row: page through a stable order (objectId breaks ties).
+	order = append(order, parse.FieldObjectID)
+	params.Set("order", strings.Join(order, ","))
+	params.Set("limit", strconv.Itoa(pageSize))
+	var all []parse.Object
+	for skip := q.Skip; ; skip += pageSize {
+		params.Set("skip", strconv.Itoa(skip))
+		rows, err := s.findPage(ctx, q.ReadACL, path, params)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rows...)
+		if len(rows) < pageSize {
+			break
+		}
+	}
+	return s.shape(sch, q, all), nil
+}
+
+// singleID reports the id of a query that selects at most one object by
+// objectId alone (equality, or $in of one id) with no skip.
+func singleID(q *query.Query) (string, bool) {
+	if q.Skip > 0 || q.Limit == 0 {
+		return "", false
+	}
+	idPath := func(p query.Path) bool { return p.Field == parse.FieldObjectID && len(p.Sub) == 0 }
+	switch w := q.Where.(type) {
+	case query.Cmp:
+		if id, ok := w.Value.(string); ok && idPath(w.Path) && w.Op == query.OpEq && !w.ArrayElem && parse.ValidObjectID(id) {
+			return id, true
+		}
+	case query.In:
+		if len(w.Values) == 1 && idPath(w.Path) && !w.Not {
+			if id, ok := w.Values[0].(string); ok && parse.ValidObjectID(id) {
+				return id, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (s *Store) findPage(ctx context.Context, acl query.ACLFilter, path string, params url.Values) ([]parse.Object, error) {
+	var resp struct {
+		Results []parse.Object `json:"results"`
+	}
+	if err := s.call(ctx, acl, request{method: http.MethodGet, path: path, query: params}, &resp); err != nil {
+		return nil, err
+	}
+	return resp.Results, nil
+}
+
+// shape makes Parse Server's rows the store's REST form: fields outside
+// the schema (internal ones) and unrequested fields are dropped, and File
+// values lose their url.
+func (s *Store) shape(sch parse.Schema, q *query.Query, rows []parse.Object) []parse.Object {
+	var want map[string]bool
+	if q != nil && q.Keys != nil {
+		want = map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
+		for _, k := range q.Keys {
+			want[k] = true
+		}
+	}
+	for _, row := range rows {
+		for k := range row {
+			f, known := sch.Fields[k]
+			switch {
+			case !known && !parse.IsSystemField(k):
+				delete(row, k) // sessionToken, authData leftovers, …
+			case want != nil && !want[k]:
+				delete(row, k)
+			case known && f.Type == parse.TypeFile:
+				// The store's REST form of a File is its name; Parse
+				// Server adds the url it serves it at.
+				if m, ok := row[k].(map[string]any); ok {
+					delete(m, "url")
+				}
+			}
+		}
+	}
+	if rows == nil {
+		rows = []parse.Object{}
+	}
+	return rows
+}
+
+// exactAll is a constraint every row meets: Parse Server answers a count
+// without a where with the planner's estimate, so a count always carries
+// one.
+var exactAll = map[string]any{parse.FieldObjectID: map[string]any{"$exists": true}}
+
+// Count runs GET /classes/Class?count=1&limit=0 as q's identity.
+func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
+	if _, err := s.schemas.Shared(ctx, q.Class); err != nil {
+		return 0, err
+	}
+	if !q.ReadACL.IsSet() {
+		return 0, nil // an undecided filter admits no row
+	}
+	w, err := s.where(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	return s.count(ctx, q.Class, w, q.ReadACL)
+}
+
+// count counts class's rows matching where as acl's identity.
+func (s *Store) count(ctx context.Context, class string, where map[string]any, acl query.ACLFilter) (int64, error) {
+	if len(where) == 0 {
+		where = exactAll
+	}
+	params := url.Values{"where": {jsonParam(where)}, "count": {"1"}, "limit": {"0"}}
+	var resp struct {
+		Count int64 `json:"count"`
+	}
+	err := s.call(ctx, acl, request{method: http.MethodGet, path: "/classes/" + url.PathEscape(class), query: params}, &resp)
+	return resp.Count, err
+}
+
+// RelatedIDs returns the ids a Relation field links (master key).
+func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
+	sch, err := s.schemas.Shared(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := sch.Fields[field]
+	if !ok || f.Type != parse.TypeRelation {
+		return nil, fmt.Errorf("%w: %s.%s is not a Relation field", store.ErrInvalid, class, field)
+	}
+	w := map[string]any{"$relatedTo": map[string]any{
+		"object": map[string]any{"__type": "Pointer", "className": class, "objectId": owningID}, "key": field}}
+	params := url.Values{"where": {jsonParam(w)}, "keys": {parse.FieldObjectID}, "limit": {strconv.Itoa(pageSize)}, "order": {parse.FieldObjectID}}
+	var ids []string
+	for skip := 0; ; skip += pageSize {
+		params.Set("skip", strconv.Itoa(skip))
+		rows, err := s.findPage(ctx, query.NoACLFilter, "/classes/"+url.PathEscape(f.TargetClass), params)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids = append(ids, store.ObjectIDOf(r))
+		}
+		if len(rows) < pageSize {
+			break
+		}
+	}
+	return ids, nil
+}
