@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/parse"
 )
 
 // Catalog is the operator's description of the data for agents: class
@@ -59,12 +61,16 @@ const (
 	HiddenExceptMaster = "except_master"
 	// HiddenAlways hides a class from every agent, the master key included.
 	HiddenAlways = "always"
+	// HiddenNever makes a class visible that parsemcp hides by default
+	// (parse.DefaultHiddenClasses, ExceptMasterClasses): the policy said
+	// `hidden: false` for it.
+	HiddenNever = "never"
 )
 
 // ClassMeta is what the operator declares about one class.
 type ClassMeta struct {
 	Description string
-	// Hidden is "", HiddenExceptMaster or HiddenAlways.
+	// Hidden is "", HiddenExceptMaster, HiddenAlways or HiddenNever.
 	Hidden string
 	// AgentFields, when non-nil, is the only fields agents see (objectId,
 	// createdAt and updatedAt always stay).
@@ -75,6 +81,12 @@ type ClassMeta struct {
 	// LargeFields are left out of results unless asked for by name.
 	LargeFields []string
 	Fields      map[string]*FieldMeta
+	// DefaultACL, when non-nil, is the ACL of the objects agents create in
+	// the class without naming one: entries are "*", a user id, "{user}"
+	// (the creating user) or "role:<name>", where the name may hold
+	// "{tenant}" (the agent's tenant id) or "{tenant.<field>}" (a field of
+	// the tenant object). See Scope.Create.
+	DefaultACL map[string]parse.Perm
 	// CanonicalFilter is the class's "valid rows" where-constraint, applied
 	// to every read but id lookups unless the caller opts out.
 	CanonicalFilter map[string]any

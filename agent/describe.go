@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -31,23 +32,36 @@ type Verdict struct {
 	Message  string `json:"message,omitempty"`
 }
 
-// ToolAllowed reports whether the agent's tier and tool filter admit tool.
-func (a *Agent) ToolAllowed(t ToolInfo) bool {
-	return a.Can(t.Permission) && a.Policy.Tools.Allows(t.Name)
+// CheckTool is the one answer to "may this agent call this tool": nil, or
+// a *DeniedError whose Kind says which layer refused, checked in this
+// order: permission_tier (the tool needs a higher tier), tool_filtered
+// (outside the profile's tool filter), env_gate (the operator's gate for
+// it is closed; the message names the variables to set). Dispatch,
+// listing (tools/list, list_tools) and WouldPermit all call it.
+func (a *Agent) CheckTool(t ToolInfo, gates Gates) error {
+	if !a.Can(t.Permission) {
+		return &DeniedError{Kind: "permission_tier", Msg: fmt.Sprintf("tool %s needs %s permission; this agent is %s", t.Name, t.Permission, a.Permission)}
+	}
+	if !a.Policy.Tools.Allows(t.Name) {
+		return &DeniedError{Kind: "tool_filtered", Msg: fmt.Sprintf("tool %s is not available to this agent", t.Name)}
+	}
+	return gates.Check(t.Gate, "tool "+t.Name)
 }
+
+// toolDeniedAt maps CheckTool's refusal kinds to WouldPermit's DeniedAt.
+var toolDeniedAt = map[string]string{"permission_tier": "permission", "tool_filtered": "tools_filter", "env_gate": "env_gate"}
 
 // WouldPermit judges a call of tool on class (and, for call_method, of
 // method) the way dispatch would, without running it.
 func (s *Scope) WouldPermit(ctx context.Context, t ToolInfo, gates Gates, class, method string) Verdict {
 	a := s.agent
-	if !a.Can(t.Permission) {
-		return Verdict{Reason: "permission_tier", DeniedAt: "permission", Message: "tool " + t.Name + " needs " + t.Permission.String() + "; agent is " + a.Permission.String()}
-	}
-	if !a.Policy.Tools.Allows(t.Name) {
-		return Verdict{Reason: "tool_filtered", DeniedAt: "tools_filter"}
-	}
-	if err := gates.Check(t.Gate, "tool "+t.Name); err != nil {
-		return Verdict{Reason: "env_gate", DeniedAt: "env_gate", Message: err.Error()}
+	var refusal *DeniedError
+	if err := a.CheckTool(t, gates); errors.As(err, &refusal) {
+		v := Verdict{Reason: refusal.Kind, DeniedAt: toolDeniedAt[refusal.Kind], Message: refusal.Msg}
+		if refusal.Kind == "tool_filtered" {
+			v.Message = "" // the filter's contents are the operator's
+		}
+		return v
 	}
 	if class == "" {
 		return Verdict{Allowed: true}
@@ -180,7 +194,7 @@ func (s *Scope) Describe(ctx context.Context, tools []ToolInfo, gates Gates) (De
 	}
 	var effective []string
 	for _, t := range tools {
-		if a.ToolAllowed(t) && gates.Check(t.Gate, t.Name) == nil {
+		if a.CheckTool(t, gates) == nil {
 			effective = append(effective, t.Name)
 		}
 	}

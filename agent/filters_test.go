@@ -252,7 +252,7 @@ func TestAgentFiltersFailClosed(t *testing.T) {
 			a.Policy.Filters = []agent.ClassFilters{c.f}
 			s := agent.NewScope(a, st)
 			for _, w := range c.expect {
-				q := &query.Query{Class: w.class, Limit: -1}
+				q := &query.Query{ReadACL: query.NoACLFilter, Class: w.class, Limit: -1}
 				rows, err := s.Find(ctx, q)
 				n, cerr := s.Count(ctx, q)
 				_, verr := s.Visibility(ctx, w.class)
@@ -301,7 +301,7 @@ func TestAgentFilterLayersFailClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &query.Query{Class: "Ticket", Limit: -1}
+	q := &query.Query{ReadACL: query.NoACLFilter, Class: "Ticket", Limit: -1}
 	if n, err := agent.NewScope(parent, st).Count(ctx, q); err != nil || n != 3 {
 		t.Errorf("parent: %d, %v; want the 3 open tickets", n, err)
 	}
@@ -309,7 +309,7 @@ func TestAgentFilterLayersFailClosed(t *testing.T) {
 	if n, err := agent.NewScope(child, st).Count(ctx, q); !errors.As(err, &de) || de.Kind != "agent_filter" {
 		t.Errorf("child: %d, %v; want its filter's refusal", n, err)
 	}
-	if n, err := agent.NewScope(child, st).Count(ctx, &query.Query{Class: "Project", Limit: -1}); err != nil || n != 3 {
+	if n, err := agent.NewScope(child, st).Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Project", Limit: -1}); err != nil || n != 3 {
 		t.Errorf("child on Project (no status, no priority): %d, %v; want 3", n, err)
 	}
 }
@@ -326,7 +326,7 @@ func TestAgentFilterRefusalInInclude(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.Find(ctx, &query.Query{Class: "Ticket", Limit: -1})
+	rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Ticket", Limit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

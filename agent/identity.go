@@ -23,7 +23,7 @@ func Roles(ctx context.Context, st store.Store, userID string) ([]string, error)
 		return nil, fmt.Errorf("invalid user id %q", userID)
 	}
 	direct := query.RelationHas{Field: "users", Class: parse.ClassRole, IDs: []any{userID}}
-	rows, err := st.Find(ctx, &query.Query{Class: parse.ClassRole, Where: direct, Limit: -1, Keys: []string{"name"}})
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassRole, Where: direct, Limit: -1, Keys: []string{"name"}})
 	if err != nil {
 		return nil, fmt.Errorf("resolve roles: %w", err)
 	}
@@ -47,7 +47,7 @@ func Roles(ctx context.Context, st store.Store, userID string) ([]string, error)
 	for depth := 0; len(frontier) > 0 && depth < MaxRoleDepth; depth++ {
 		parents := query.RelationHas{Field: "roles", Class: parse.ClassRole, IDs: frontier}
 		frontier = nil
-		rows, err := st.Find(ctx, &query.Query{Class: parse.ClassRole, Where: parents, Limit: -1, Keys: []string{"name"}})
+		rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassRole, Where: parents, Limit: -1, Keys: []string{"name"}})
 		if err != nil {
 			return nil, fmt.Errorf("resolve inherited roles: %w", err)
 		}
@@ -63,7 +63,7 @@ func Roles(ctx context.Context, st store.Store, userID string) ([]string, error)
 
 // UserIdentity is the identity of a user, with its roles resolved.
 func UserIdentity(ctx context.Context, st store.Store, userID string) (Identity, error) {
-	users, err := st.Find(ctx, &query.Query{Class: parse.ClassUser, Limit: 1, Keys: []string{},
+	users, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassUser, Limit: 1, Keys: []string{},
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: userID}})
 	if err != nil {
 		return Identity{}, err
@@ -85,7 +85,7 @@ func SessionIdentity(ctx context.Context, st store.Store, token string, now time
 	if token == "" || len(token) > 256 {
 		return Identity{}, fmt.Errorf("%w: invalid session token", ErrUnauthorized)
 	}
-	rows, err := st.Find(ctx, &query.Query{Class: parse.ClassSession, Limit: 1, Keys: []string{"user", "expiresAt"},
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassSession, Limit: 1, Keys: []string{"user", "expiresAt"},
 		Where: query.Cmp{Path: query.Path{Field: "sessionToken", Type: parse.TypeString}, Op: query.OpEq, Value: token}})
 	if err != nil {
 		return Identity{}, err

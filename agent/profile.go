@@ -13,6 +13,12 @@ import (
 // NameFilter narrows a set of names (tools, classes or methods): Only, when
 // non-nil, lists the names allowed, and Except the names refused. A name
 // must pass both. The zero value allows everything.
+//
+// An entry ending in "*" is a prefix: it names every name that starts with
+// what precedes the star. Tool filters use it for the tools of a remote
+// agent, which the federation names "<type>-<id>__<tool>":
+// "device-d1__*" is every tool agent device/d1 offers, now or later.
+// (Class and method names cannot hold a star, so their filters hold none.)
 type NameFilter struct {
 	Only   []string `json:"only,omitempty" yaml:"only,omitempty"`
 	Except []string `json:"except,omitempty" yaml:"except,omitempty"`
@@ -23,10 +29,47 @@ func (f NameFilter) IsZero() bool { return f.Only == nil && len(f.Except) == 0 }
 
 // Allows reports whether name passes f.
 func (f NameFilter) Allows(name string) bool {
-	if f.Only != nil && !slices.Contains(f.Only, name) {
+	if f.Only != nil && !matchesAny(f.Only, name) {
 		return false
 	}
-	return !slices.Contains(f.Except, name)
+	return !matchesAny(f.Except, name)
+}
+
+// matchesAny reports whether an entry of list names name (exactly, or as
+// a prefix pattern "prefix*").
+func matchesAny(list []string, name string) bool {
+	for _, e := range list {
+		if prefix, ok := strings.CutSuffix(e, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if e == name {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether entry a names everything entry b names.
+func covers(a, b string) bool {
+	pa, aPrefix := strings.CutSuffix(a, "*")
+	if !aPrefix {
+		return a == b
+	}
+	return strings.HasPrefix(strings.TrimSuffix(b, "*"), pa)
+}
+
+// intersect returns the entry naming what both a and b name: the
+// narrower one, when one covers the other (two prefixes neither of which
+// covers the other, or two different names, share nothing).
+func intersect(a, b string) (string, bool) {
+	switch {
+	case covers(a, b):
+		return b, true
+	case covers(b, a):
+		return a, true
+	}
+	return "", false
 }
 
 // AllowsMethod reports whether the method class.name passes f, whose
@@ -57,8 +100,10 @@ func (f NameFilter) narrow(child NameFilter, what string) (NameFilter, error) {
 	default:
 		out.Only = []string{}
 		for _, n := range child.Only {
-			if slices.Contains(f.Only, n) {
-				out.Only = append(out.Only, n)
+			for _, p := range f.Only {
+				if e, ok := intersect(p, n); ok && !slices.Contains(out.Only, e) {
+					out.Only = append(out.Only, e)
+				}
 			}
 		}
 		if len(out.Only) == 0 {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -200,4 +201,46 @@ func parseSchema(class string, fields map[string]string) parse.Schema {
 		s.Fields[k] = parse.Field{Type: parse.FieldType(v)}
 	}
 	return s
+}
+
+// A tool filter entry ending in "*" names every tool with that prefix (a
+// remote agent's tools: "device-d1__*"); sub-agents narrow such entries
+// like any other, never widening their parent's.
+func TestToolFilterPrefixes(t *testing.T) {
+	f := NameFilter{Only: []string{"count_objects", "device-d1__*"}, Except: []string{"device-d1__set_point"}}
+	for name, want := range map[string]bool{
+		"count_objects": true, "device-d1__read_sensor": true, "device-d1__": true,
+		"device-d1__set_point": false, "device-d2__ping": false, "device-d1": false, "query_class": false, "count_objects2": false,
+	} {
+		if f.Allows(name) != want {
+			t.Errorf("Allows(%q) = %v", name, !want)
+		}
+	}
+	deny := NameFilter{Except: []string{"device-d2__*"}}
+	if deny.Allows("device-d2__ping") || !deny.Allows("device-d1__ping") || !deny.Allows("query_class") {
+		t.Error("an Except prefix")
+	}
+	parent := New(Admin, Identity{Mode: AuthMaster})
+	parent.Policy.Tools = f
+	for _, c := range []struct {
+		child, want []string
+	}{
+		{[]string{"device-d1__read_sensor", "device-d2__ping", "query_class"}, []string{"device-d1__read_sensor"}},
+		{[]string{"device-*"}, []string{"device-d1__*"}},
+		{[]string{"device-d1__r*", "count_objects"}, []string{"device-d1__r*", "count_objects"}},
+	} {
+		child, err := parent.Sub(SubOptions{Tools: NameFilter{Only: c.child}})
+		if err != nil {
+			t.Fatalf("%v: %v", c.child, err)
+		}
+		if !slices.Equal(child.Policy.Tools.Only, c.want) || !slices.Equal(child.Policy.Tools.Except, f.Except) {
+			t.Errorf("child %v narrowed to %+v, want only %v", c.child, child.Policy.Tools, c.want)
+		}
+		if child.Policy.Tools.Allows("device-d1__set_point") || child.Policy.Tools.Allows("device-d2__ping") {
+			t.Errorf("child %v widened its parent", c.child)
+		}
+	}
+	if _, err := parent.Sub(SubOptions{Tools: NameFilter{Only: []string{"device-d2__*"}}}); err == nil {
+		t.Error("a child filter sharing nothing with its parent's was accepted")
+	}
 }

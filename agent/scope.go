@@ -12,17 +12,15 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
-// DefaultHiddenClasses are absent from every agent surface unless the agent
-// holds the master key: `_Session` holds credentials.
-var DefaultHiddenClasses = []string{parse.ClassSession, "_JobStatus", "_JobSchedule", "_Product", "_AgentAudit"}
+// ExceptMasterClasses are hidden from every agent but the master key
+// unless the policy says otherwise: `_AgentAudit` is parsemcp's own audit
+// trail. (parse.DefaultHiddenClasses are hidden from every agent.)
+var ExceptMasterClasses = []string{"_AgentAudit"}
 
 // AlwaysHiddenClasses are absent from every agent surface, the master
-// key's included: `_AccessToken` holds the personal access tokens, which
-// an agent must never mint or revoke.
+// key's included, whatever the policy says: `_AccessToken` holds the
+// personal access tokens, which an agent must never mint or revoke.
 var AlwaysHiddenClasses = []string{"_AccessToken"}
-
-// internalFields never leave the server, whoever asks.
-var internalFields = []string{"sessionToken", "_hashed_password", "_password_history", "_email_verify_token", "_perishable_token"}
 
 // ErrClassNotVisible is returned for a class that does not exist or that
 // the agent may not see. The two cases are indistinguishable on purpose.
@@ -69,21 +67,27 @@ type Scope struct {
 // NewScope returns the governed view of st for a.
 func NewScope(a *Agent, st store.Store) *Scope {
 	h := map[string]bool{}
-	for _, c := range AlwaysHiddenClasses {
+	master := a.Identity.Mode == AuthMaster
+	for _, c := range parse.DefaultHiddenClasses {
 		h[c] = true
 	}
-	master := a.Identity.Mode == AuthMaster
-	if !master {
-		for _, c := range DefaultHiddenClasses {
-			h[c] = true
-		}
+	for _, c := range ExceptMasterClasses {
+		h[c] = !master
 	}
 	if cat := a.Policy.Catalog; cat != nil {
 		for name, m := range cat.Classes {
-			if m.Hidden == HiddenAlways || (m.Hidden == HiddenExceptMaster && !master) {
+			switch m.Hidden {
+			case HiddenAlways:
 				h[name] = true
+			case HiddenExceptMaster:
+				h[name] = !master
+			case HiddenNever:
+				h[name] = false
 			}
 		}
+	}
+	for _, c := range AlwaysHiddenClasses {
+		h[c] = true
 	}
 	return &Scope{agent: a, st: st, hidden: h}
 }
@@ -132,51 +136,30 @@ func (s *Scope) Agent() *Agent { return s.agent }
 
 func (s *Scope) principal() parse.Principal { return s.agent.Identity.Principal() }
 
-// protected returns the fields of sch hidden from this principal.
+// protected returns the fields of sch hidden from this principal by its
+// class-level permissions (parse.ProtectedFor).
 func (s *Scope) protected(sch parse.Schema) []string {
-	out := slices.Clone(internalFields)
-	p := s.principal()
-	if p.Master {
-		return out
-	}
-	entries := map[string]bool{}
-	for _, e := range p.Entries {
-		entries[e] = true
-	}
-	// Parse applies the protectedFields of every entry the caller holds; a
-	// field stays protected only if every matching entry protects it. We take
-	// the conservative reading: "*" protects unless a more specific entry
-	// the caller holds lists a narrower set.
-	var sets [][]string
-	for entry, fields := range sch.CLP.ProtectedFields {
-		if entries[entry] {
-			sets = append(sets, fields)
-		}
-	}
-	if len(sets) == 0 {
-		return out
-	}
-	prot := map[string]int{}
-	for _, set := range sets {
-		for _, f := range set {
-			prot[f]++
-		}
-	}
-	for f, n := range prot {
-		if n == len(sets) {
-			out = append(out, f)
-		}
-	}
-	return out
+	return parse.ProtectedFor(sch, s.principal())
 }
 
 // visible returns the schema as this agent sees it: protected and internal
 // fields removed.
 func (s *Scope) visible(sch parse.Schema) parse.Schema {
-	prot := s.protected(sch)
+	return s.view(sch, s.protected(sch))
+}
+
+// ownerView is the schema of the agent's own _User row: Parse Server
+// applies no protectedFields there (internal fields and the operator's
+// rules still apply).
+func (s *Scope) ownerView(sch parse.Schema) parse.Schema { return s.view(sch, nil) }
+
+// view returns sch without the internal fields, the fields in prot, the
+// pointers into classes the agent cannot see and the fields outside the
+// operator's allowlist.
+func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 	fields := make(map[string]parse.Field, len(sch.Fields))
 	for name, f := range sch.Fields {
-		if slices.Contains(prot, name) {
+		if parse.IsInternalField(name) || slices.Contains(prot, name) {
 			continue
 		}
 		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !s.Accessible(f.TargetClass) {
@@ -188,6 +171,9 @@ func (s *Scope) visible(sch parse.Schema) parse.Schema {
 		fields[name] = f
 	}
 	sch.Fields = fields
+	// Left-out operations shown as what they mean (master key only), as
+	// Parse Server's schema API shows them.
+	sch.CLP = sch.CLP.Filled()
 	if !s.principal().Master {
 		sch.CLP.ProtectedFields = nil // which fields are protected is itself protected
 	}
@@ -238,8 +224,8 @@ func (s *Scope) ClassNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// authorize checks the class-level permission op and returns the extra
-// row constraint it implies (pointerFields), if any.
+// authorize checks the class-level permission op (parse.CLP.Decide) and
+// returns the row constraint it implies (pointer permissions), if any.
 func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query.Expr, error) {
 	if d := s.denial(class); d != "" {
 		return nil, &ClassError{Class: class, Kind: d}
@@ -251,49 +237,44 @@ func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query
 	if err != nil {
 		return nil, err
 	}
-	p := s.principal()
-	if p.Master {
+	d := raw.CLP.Decide(op, s.principal())
+	switch {
+	case !d.Allowed:
+		return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
+	case d.NoRows:
+		return noRows, nil
+	case len(d.UserFields) == 0:
 		return nil, nil
 	}
-	perm := raw.CLP.Perm(op)
-	if perm == nil || granted(perm, p) {
-		return nil, nil
-	}
-	// pointerFields and read/writeUserFields admit a user to the rows that
-	// point at them; with no such field to apply, the answer is no.
-	fields := slices.Clone(perm.PointerFields)
-	switch op {
-	case parse.OpFind, parse.OpCount, parse.OpGet:
-		fields = append(fields, raw.CLP.ReadUserFields...)
-	case parse.OpUpdate, parse.OpDelete:
-		fields = append(fields, raw.CLP.WriteUserFields...)
-	default:
-		fields = nil // create and addField have no row to point at the user
-	}
-	var ors []query.Expr
-	if p.UserID != "" {
-		for _, f := range fields {
-			if fd, ok := raw.Fields[f]; ok && fd.Type == parse.TypePointer {
-				ors = append(ors, query.Cmp{Path: query.Path{Field: f, Type: parse.TypePointer}, Op: query.OpEq, Value: p.UserID})
-			}
-		}
-	}
-	if len(ors) > 0 {
-		return query.Or{Exprs: ors}, nil
-	}
-	return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
+	return userFieldsRule(raw, d.UserFields, d.User), nil
 }
 
-func granted(perm *parse.OpPerm, p parse.Principal) bool {
-	if perm.RequiresAuthentication && p.UserID != "" {
-		return true
-	}
-	for _, e := range p.Entries {
-		if perm.Entries[e] {
-			return true
+// noRows is a constraint no row meets.
+var noRows query.Expr = query.In{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}}
+
+// userFieldsRule keeps the rows one of whose fields points at user: a
+// Pointer field equal to it, an Array field holding its Pointer. A field
+// of another type (or one the class lacks) matches nothing; Parse Server
+// does not restrict the rows there, a reading that fails open and that
+// parsemcp does not follow.
+func userFieldsRule(raw parse.Schema, fields []string, user string) query.Expr {
+	var ors []query.Expr
+	for _, f := range fields {
+		switch raw.Fields[f].Type {
+		case parse.TypePointer:
+			ors = append(ors, query.Cmp{Path: query.Path{Field: f, Type: parse.TypePointer}, Op: query.OpEq, Value: user})
+		case parse.TypeArray:
+			ptr := map[string]any{"__type": "Pointer", "className": parse.ClassUser, "objectId": user}
+			ors = append(ors, query.All{Path: query.Path{Field: f, Type: parse.TypeArray}, Values: []any{ptr}})
 		}
 	}
-	return false
+	switch len(ors) {
+	case 0:
+		return noRows
+	case 1:
+		return ors[0]
+	}
+	return query.Or{Exprs: ors}
 }
 
 // govern checks op on class and returns every row constraint the agent is
@@ -360,12 +341,14 @@ func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 	}
 }
 
-func (s *Scope) readACL() []string {
+// readACL is the agent's ACL restriction: none for the master key, else
+// the entries it holds.
+func (s *Scope) readACL() query.ACLFilter {
 	p := s.principal()
 	if p.Master {
-		return nil
+		return query.NoACLFilter
 	}
-	return p.Entries
+	return query.ACLEntries(p.Entries...)
 }
 
 // Parser returns a where-parser whose cross-class operators resolve classes
@@ -389,10 +372,29 @@ func (s *Scope) find(ctx context.Context, q *query.Query, op parse.Op) ([]parse.
 	if err != nil {
 		return nil, err
 	}
-	for _, row := range rows {
-		s.redact(sch, row)
-	}
+	s.redactRows(ctx, sch, rows)
 	return rows, nil
+}
+
+// redactRows redacts rows of the class of sch, a user's own _User row to
+// its owner view.
+func (s *Scope) redactRows(ctx context.Context, sch parse.Schema, rows []parse.Object) {
+	var owner *parse.Schema
+	for _, row := range rows {
+		view := sch
+		if id, _ := row[parse.FieldObjectID].(string); parse.OwnerExempt(sch.ClassName, id, s.principal()) {
+			if owner == nil {
+				raw, err := s.st.Schema(ctx, sch.ClassName)
+				if err != nil {
+					raw = sch
+				}
+				o := s.ownerView(raw)
+				owner = &o
+			}
+			view = *owner
+		}
+		s.redact(view, row)
+	}
 }
 
 // redact removes every field of row the visible schema does not have.

@@ -18,8 +18,8 @@ type Visibility struct {
 	class string
 	op    parse.Op
 	where query.Expr
-	// acl is the agent's read-ACL entries; nil for the master key.
-	acl    []string
+	// acl is the agent's read-ACL restriction.
+	acl    query.ACLFilter
 	master bool
 	// matchable is nil when where can be evaluated in memory.
 	matchable error
@@ -53,7 +53,7 @@ func (s *Scope) VisibilityFor(ctx context.Context, class string, op parse.Op) (*
 // never the reverse. ReachesID is not covered: it governs again when
 // called, with the agent's policy and the schema as they are then.
 func (v *Visibility) Key() string {
-	return fmt.Sprintf("%s\x00%s\x00%t\x00%q\x00%#v", v.class, v.op, v.master, v.acl, v.where)
+	return fmt.Sprintf("%s\x00%s\x00%t\x00%s\x00%#v", v.class, v.op, v.master, v.acl, v.where)
 }
 
 // Op is the operation whose rows the rule describes (OpCount or OpFind).
@@ -74,7 +74,7 @@ func (v *Visibility) Sees(obj parse.Object) (bool, error) {
 	if v.matchable != nil {
 		return false, v.matchable
 	}
-	if !v.master && !parse.ReadableBy(obj["ACL"], v.acl) {
+	if rperm, _ := parse.PermsOf(obj[parse.FieldACL]); !v.acl.Admits(rperm) {
 		return false, nil
 	}
 	return query.Match(v.where, obj)

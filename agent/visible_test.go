@@ -79,7 +79,7 @@ func TestVisibilityAgreesWithTheDatabase(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := st.Find(ctx, &query.Query{Class: "Ticket", Limit: -1})
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Ticket", Limit: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

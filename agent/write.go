@@ -23,8 +23,9 @@ func invalid(format string, args ...any) error {
 	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// writeACL is the list of ACL entries the agent writes with (nil: master).
-func (s *Scope) writeACL() []string { return s.readACL() }
+// writeACL is the agent's ACL restriction on writes (the same entries as
+// its reads, checked against `_wperm`).
+func (s *Scope) writeACL() query.ACLFilter { return s.readACL() }
 
 // checkWritable refuses what the agent may not write or the schema would
 // refuse: system fields, fields outside its visible schema (protected,
@@ -65,6 +66,73 @@ func (s *Scope) checkWritable(sch parse.Schema, obj parse.Object, update bool) e
 		if _, err := parse.Normalize(k, f, v); err != nil {
 			return invalid("%v", err)
 		}
+	}
+	return nil
+}
+
+// PointerError refuses a write that sets a Pointer field to an object the
+// agent cannot read (missing, outside its ACL, CLP, filters or tenant, or
+// in a class it cannot see). It reads like a read of that object: not
+// found, with no hint of which.
+type PointerError struct {
+	Field, Class, ID string
+}
+
+func (e *PointerError) Error() string {
+	return fmt.Sprintf("field %q: Object not found: %s#%s", e.Field, e.Class, e.ID)
+}
+
+// checkPointers refuses a write whose Pointer fields name an object the
+// agent could not read through this scope (a get: ACL, CLP, the agent's
+// filters, tenant; the canonical filter does not apply to a lookup by
+// id). The tenant field is exempt: it names the agent's own tenant, which
+// checkTenantWrite has checked, and the agent need not read that class.
+func (s *Scope) checkPointers(ctx context.Context, raw parse.Schema, obj parse.Object) error {
+	_, tenantField, _ := s.tenantValue(raw)
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		f, ok := raw.Fields[k]
+		if !ok || k == tenantField {
+			continue
+		}
+		var targets []any
+		switch f.Type {
+		case parse.TypePointer:
+			targets = []any{obj[k]}
+		case parse.TypeArray:
+			// The Pointers an Array holds are pointers the write sets too.
+			targets, _ = obj[k].([]any)
+		}
+		for _, v := range targets {
+			class, id, ok := parse.PointerID(v)
+			if !ok {
+				continue // unset, not a Pointer, or a value Normalize refuses
+			}
+			if class == "" {
+				class = f.TargetClass
+			}
+			if err := s.checkReadable(ctx, k, class, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkReadable returns a *PointerError unless the agent can get class/id.
+func (s *Scope) checkReadable(ctx context.Context, field, class, id string) error {
+	if class == "" || !parse.ValidObjectID(id) {
+		return &PointerError{Field: field, Class: class, ID: id}
+	}
+	rows, err := s.Get(ctx, class, []string{id}, []string{parse.FieldObjectID})
+	var ce *ClassError
+	var de *DeniedError
+	switch {
+	case errors.As(err, &ce), errors.As(err, &de):
+		return &PointerError{Field: field, Class: class, ID: id}
+	case err != nil:
+		return err
+	case len(rows) == 0:
+		return &PointerError{Field: field, Class: class, ID: id}
 	}
 	return nil
 }
@@ -137,18 +205,22 @@ func (s *Scope) ValidateUpdate(ctx context.Context, class string, set parse.Obje
 	if err != nil {
 		return err
 	}
-	return s.checkSet(sch, raw, set)
+	return s.checkSet(ctx, sch, raw, set)
 }
 
-// checkSet checks the fields and values of an update.
-func (s *Scope) checkSet(sch, raw parse.Schema, set parse.Object) error {
+// checkSet checks the fields and values of an update and the objects its
+// Pointers name.
+func (s *Scope) checkSet(ctx context.Context, sch, raw parse.Schema, set parse.Object) error {
 	if len(set) == 0 {
 		return invalid("nothing to update: give at least one field")
 	}
 	if err := s.checkWritable(sch, set, true); err != nil {
 		return err
 	}
-	return s.checkTenantWrite(raw, set)
+	if err := s.checkTenantWrite(raw, set); err != nil {
+		return err
+	}
+	return s.checkPointers(ctx, raw, set)
 }
 
 // prepareCreate checks a create and returns the object to write (a copy)
@@ -178,6 +250,19 @@ func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Objec
 	if v, field, ok := s.tenantValue(raw); ok && s.agent.Policy.TenantID != "" {
 		obj[field] = v
 	}
+	if err := s.checkPointers(ctx, raw, obj); err != nil {
+		return nil, parse.Schema{}, err
+	}
+	applyDefaults(raw, obj)
+	if _, named := obj[parse.FieldACL]; !named {
+		acl, ok, err := s.createACL(ctx, raw)
+		if err != nil {
+			return nil, parse.Schema{}, err
+		}
+		if ok {
+			obj[parse.FieldACL] = acl.Encode()
+		}
+	}
 	var missing []string
 	for name, f := range raw.Fields {
 		if !f.Required || obj[name] != nil || parse.IsSystemField(name) {
@@ -197,22 +282,13 @@ func (s *Scope) prepareCreate(ctx context.Context, class string, obj parse.Objec
 }
 
 // aclGrants reports whether row's ACL grants the agent access ("read" or
-// "write"). A row without an ACL is public; the master key passes.
+// "write"), in memory, by the same filter the SQL applies.
 func (s *Scope) aclGrants(row parse.Object, access string) bool {
-	p := s.principal()
-	if p.Master {
-		return true
+	rperm, wperm := parse.PermsOf(row[parse.FieldACL])
+	if access == "write" {
+		return s.writeACL().Admits(wperm)
 	}
-	acl, ok := row[parse.FieldACL].(map[string]any)
-	if !ok {
-		return row[parse.FieldACL] == nil
-	}
-	for _, e := range p.Entries {
-		if perms, ok := acl[e].(map[string]any); ok && perms[access] == true {
-			return true
-		}
-	}
-	return false
+	return s.readACL().Admits(rperm)
 }
 
 // echo returns what the agent may see of a row it wrote: the row redacted
@@ -244,7 +320,7 @@ func (s *Scope) Update(ctx context.Context, class, id string, set parse.Object) 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkSet(sch, raw, set); err != nil {
+	if err := s.checkSet(ctx, sch, raw, set); err != nil {
 		return nil, err
 	}
 	_, after, err := s.st.Update(ctx, w, set)
@@ -283,7 +359,7 @@ func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (par
 	if _, visible := rows[0][parse.FieldACL]; !visible && !s.principal().Master {
 		// The ACL is outside the agent's view (an allowlist without it):
 		// read it raw to judge the write.
-		raw, err := s.st.Find(ctx, &query.Query{Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
+		raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
 		if err != nil || len(raw) == 0 {
 			return nil, err
 		}

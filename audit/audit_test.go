@@ -68,7 +68,7 @@ func TestStoreSinkWrites(t *testing.T) {
 	sink.Record(ctx, ok)
 	sink.Close()
 
-	rows, err := st.Find(ctx, &query.Query{Class: audit.AuditClass, Limit: -1, Order: []query.OrderKey{{Field: "success"}}})
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass, Limit: -1, Order: []query.OrderKey{{Field: "success"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

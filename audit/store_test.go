@@ -60,7 +60,7 @@ func open(t *testing.T) store.Store {
 }
 
 func count(t *testing.T, st store.Store) int64 {
-	n, err := st.Count(context.Background(), &query.Query{Class: audit.AuditClass})
+	n, err := st.Count(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ type SQLRunner interface {
 	Count(ctx context.Context, q *query.Query) (int64, error)
 	// Aggregate runs query.CompilePipeline for p and decodes the rows with
 	// Pipeline.DecodeRow, as the store's Aggregate does.
-	Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error)
+	Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error)
 }
 
 // NewSQLRunner returns the direct runner of a SQLite or PostgreSQL store.
@@ -98,7 +98,7 @@ func (r *sqliteDirect) Count(ctx context.Context, q *query.Query) (int64, error)
 }
 
 // Aggregate mirrors sqlite.Store.Aggregate after its schema lookup.
-func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
 	text, args := query.CompilePipeline(r.pd, p, readACL)
 	rows, err := r.db.QueryContext(ctx, text, args...)
 	if err != nil {
@@ -166,7 +166,7 @@ func (r *pgDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
 }
 
 // Aggregate mirrors postgres.Store.Aggregate after its schema lookup.
-func (r *pgDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+func (r *pgDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
 	text, args := query.CompilePipeline(r.pd, p, readACL)
 	rows, err := r.pool.Query(ctx, text, args...)
 	if err != nil {

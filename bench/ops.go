@@ -96,12 +96,12 @@ type Skipped struct{ Reason string }
 
 func (s *Skipped) Error() string { return s.Reason }
 
-func readACL(a *agent.Agent) []string {
+func readACL(a *agent.Agent) query.ACLFilter {
 	p := a.Identity.Principal()
 	if p.Master {
-		return nil
+		return query.NoACLFilter
 	}
-	return p.Entries
+	return query.ACLEntries(p.Entries...)
 }
 
 // NewCase prepares op for s. It returns a *Skipped error when the server

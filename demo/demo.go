@@ -215,7 +215,7 @@ func Generate(ctx context.Context, s store.Store, opt Options) (Stats, error) {
 		}
 	}
 	for _, c := range []string{parse.ClassUser, parse.ClassRole} {
-		n, err := s.Count(ctx, &query.Query{Class: c})
+		n, err := s.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: c})
 		if err != nil {
 			return Stats{}, fmt.Errorf("demo: %s: %w", c, err)
 		}

@@ -40,7 +40,7 @@ func generate(t *testing.T, rows int, seed int64) (store.Store, Stats) {
 
 func findAll(t *testing.T, st store.Store, class string) []parse.Object {
 	t.Helper()
-	objs, err := st.Find(context.Background(), &query.Query{Class: class, Limit: -1})
+	objs, err := st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1})
 	if err != nil {
 		t.Fatalf("find %s: %v", class, err)
 	}
@@ -134,7 +134,7 @@ func TestRowCount(t *testing.T) {
 			within(t, rows, stats.Objects)
 			total := 0
 			for _, class := range Classes() {
-				n, err := st.Count(ctx, &query.Query{Class: class})
+				n, err := st.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -481,23 +481,33 @@ func TestDataset(t *testing.T) {
 		anon := parse.Principal{Entries: []string{parse.PublicKey}}
 		member := parse.Principal{UserID: MemberUserID, Entries: []string{parse.PublicKey, MemberUserID, parse.RoleEntry(RoleAcme)}}
 		admin := parse.Principal{UserID: AdminUserID, Entries: []string{parse.PublicKey, AdminUserID, parse.RoleEntry(RoleAdmin)}}
-		if order.Allows(parse.OpFind, anon) || order.Allows(parse.OpFind, member) || !order.Allows(parse.OpFind, admin) {
+		allows := func(c parse.CLP, op parse.Op, p parse.Principal) bool { return c.Decide(op, p).Allowed }
+		if allows(order, parse.OpFind, anon) || allows(order, parse.OpFind, member) || !allows(order, parse.OpFind, admin) {
 			t.Errorf("Order find CLP: %+v", order.Find)
 		}
 		cust := schemas[ClassCustomer].CLP
-		if cust.Allows(parse.OpFind, anon) || !cust.Allows(parse.OpFind, member) {
+		if allows(cust, parse.OpFind, anon) || !allows(cust, parse.OpFind, member) {
 			t.Errorf("Customer find CLP: %+v", cust.Find)
 		}
 		if !slices.Contains(cust.ProtectedFields[parse.PublicKey], "email") || !slices.Contains(cust.ProtectedFields[parse.PublicKey], "phone") {
 			t.Errorf("Customer protectedFields: %v", cust.ProtectedFields)
 		}
+		// Every demo CLP states every operation: one left out would be
+		// master-key only.
+		for class, sch := range schemas {
+			for _, op := range []parse.Op{parse.OpGet, parse.OpFind, parse.OpCount, parse.OpCreate, parse.OpUpdate, parse.OpDelete, parse.OpAddField} {
+				if sch.CLP.Perm(op) == nil && !parse.IsSystemClass(class) {
+					t.Errorf("%s CLP leaves %s out", class, op)
+				}
+			}
+		}
 	})
 
 	t.Run("visibility", func(t *testing.T) {
 		count := func(class string, entries ...string) int64 {
-			q := &query.Query{Class: class, ReadACL: entries}
+			q := &query.Query{Class: class, ReadACL: query.ACLEntries(entries...)}
 			if entries == nil {
-				q.ReadACL = nil
+				q.ReadACL = query.NoACLFilter
 			}
 			n, err := st.Count(ctx, q)
 			if err != nil {
@@ -558,7 +568,7 @@ func checkFixtures(t *testing.T, st store.Store) {
 		}
 	}
 	get := func(class, oid string) parse.Object {
-		objs, err := st.Find(context.Background(), &query.Query{Class: class, Limit: 1,
+		objs, err := st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: 1,
 			Where: query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: oid}})
 		if err != nil || len(objs) != 1 {
 			t.Fatalf("%s %s: %v %v", class, oid, objs, err)

@@ -111,5 +111,9 @@ func schemas() []parse.Schema {
 	}
 	order.Indexes = map[string]map[string]int{"order_status_1": {"status": 1}}
 
-	return []parse.Schema{org, project, ticket, comment, customer, product, order}
+	out := []parse.Schema{org, project, ticket, comment, customer, product, order}
+	for i := range out {
+		out[i].CLP = out[i].CLP.Completed() // the demo means public where it names no operation
+	}
+	return out
 }

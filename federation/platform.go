@@ -468,23 +468,14 @@ func (p *Platform) fetchTools(ctx context.Context, e Entity) ([]Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lr listResult
-	if err := json.Unmarshal(raw, &lr); err != nil {
-		return nil, fmt.Errorf("%w: tools/list result: %v", ErrMalformed, err)
+	tools, skipped, truncated, err := decodeToolList(raw, p.o.MaxToolsPerAgent)
+	for _, err := range skipped {
+		p.o.Logger.Warn("federation: remote tool skipped", "agent", e.String(), "err", err)
 	}
-	tools := make([]Tool, 0, len(lr.Tools))
-	for _, t := range lr.Tools {
-		if err := t.validate(); err != nil {
-			p.o.Logger.Warn("federation: remote tool skipped", "agent", e.String(), "err", err)
-			continue
-		}
-		if len(tools) == p.o.MaxToolsPerAgent {
-			p.o.Logger.Warn("federation: agent offers too many tools; the rest are skipped", "agent", e.String(), "limit", p.o.MaxToolsPerAgent)
-			break
-		}
-		tools = append(tools, t)
+	if truncated {
+		p.o.Logger.Warn("federation: agent offers too many tools; the rest are skipped", "agent", e.String(), "limit", p.o.MaxToolsPerAgent)
 	}
-	return tools, nil
+	return tools, err
 }
 
 func annKey(e Entity, tool string) string { return e.String() + "\x00" + tool }

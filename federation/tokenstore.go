@@ -73,7 +73,7 @@ func (s *StoreTokens) Add(ctx context.Context, t Token) error {
 
 // List implements TokenStore.
 func (s *StoreTokens) List(ctx context.Context) ([]Token, error) {
-	rows, err := s.st.Find(ctx, &query.Query{Class: TokenClass, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}})
+	rows, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: TokenClass, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}})
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (s *StoreTokens) List(ctx context.Context) ([]Token, error) {
 
 // Get implements TokenStore.
 func (s *StoreTokens) Get(ctx context.Context, id string) (Token, error) {
-	rows, err := s.st.Find(ctx, &query.Query{Class: TokenClass, Limit: 1,
+	rows, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: TokenClass, Limit: 1,
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}})
 	if err != nil {
 		return Token{}, err
@@ -99,7 +99,7 @@ func (s *StoreTokens) Get(ctx context.Context, id string) (Token, error) {
 
 // Revoke implements TokenStore.
 func (s *StoreTokens) Revoke(ctx context.Context, id string, now time.Time) error {
-	_, _, err := s.st.Update(ctx, store.Write{Class: TokenClass, ID: id}, parse.Object{"revokedAt": parse.Date(now)})
+	_, _, err := s.st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: TokenClass, ID: id}, parse.Object{"revokedAt": parse.Date(now)})
 	if errors.Is(err, store.ErrObjectNotFound) {
 		return ErrTokenNotFound
 	}

@@ -128,6 +128,28 @@ type listResult struct {
 	Tools []Tool `json:"tools"`
 }
 
+// decodeToolList reads a tools/list result: the valid tools, at most
+// limit of them, the errors of the tools skipped as invalid, and whether
+// tools past the limit were left out.
+func decodeToolList(raw json.RawMessage, limit int) (tools []Tool, skipped []error, truncated bool, err error) {
+	var lr listResult
+	if err := json.Unmarshal(raw, &lr); err != nil {
+		return nil, nil, false, fmt.Errorf("%w: tools/list result: %v", ErrMalformed, err)
+	}
+	tools = make([]Tool, 0, min(len(lr.Tools), limit))
+	for _, t := range lr.Tools {
+		if err := t.validate(); err != nil {
+			skipped = append(skipped, err)
+			continue
+		}
+		if len(tools) == limit {
+			return tools, skipped, true, nil
+		}
+		tools = append(tools, t)
+	}
+	return tools, skipped, false, nil
+}
+
 // Presence is what an agent announces, retained, on its presence topic.
 type Presence struct {
 	// Status is "online" or "offline" (the agent's will message).

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -13,8 +14,9 @@ import (
 // Admission defaults.
 const (
 	// DefaultMaxInFlight bounds the requests one principal has in flight.
-	// It stays below the database pool (postgres.DefaultMaxConns), so one
-	// agent's slow queries cannot hold every connection.
+	// It stays below the default database pools (PostgreSQL 20, SQLite
+	// 16), so one agent's slow queries cannot hold every connection
+	// (CheckPoolShare).
 	DefaultMaxInFlight = 8
 	// DefaultAdmissionWait is how long a request over a cap waits for a
 	// slot before it is refused.
@@ -22,6 +24,22 @@ const (
 	// RetryAfterBusy is the Retry-After (seconds) of a refusal for a cap.
 	RetryAfterBusy = 2
 )
+
+// CheckPoolShare is the rule that keeps one principal from taking every
+// database connection: a request holds at most one connection at a time,
+// and a principal has at most maxInFlight requests in flight, so a pool of
+// poolSize connections must hold more than maxInFlight for another
+// principal's call to find one while the first principal's slow queries
+// run. A poolSize of 0 (unknown) passes.
+func CheckPoolShare(maxInFlight, poolSize int) error {
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultMaxInFlight
+	}
+	if poolSize > 0 && maxInFlight >= poolSize {
+		return fmt.Errorf("one principal may have %d requests in flight, and the database pool holds %d connections: its slow queries could hold them all; keep the per-principal cap below the pool (lower --max-inflight or raise --db-max-conns)", maxInFlight, poolSize)
+	}
+	return nil
+}
 
 // CodeRateLimited is the JSON-RPC error code of a request refused because
 // its principal has too many requests in flight (HTTP 429).

@@ -80,11 +80,13 @@ type attack struct {
 // contained them.
 var secrets = map[attacker][]string{
 	asBob:   {`"Comet"`},
-	asAdmin: {`"Borealis"`, "arctic"},
-	asAnon:  {`"Comet"`, `"Borealis"`, "arctic"},
+	asAdmin: {`"Borealis"`, "arctic", "bob@example.com"},
+	asAnon:  {`"Comet"`, `"Borealis"`, "arctic", "bob@example.com"},
 }
 
-var alwaysSecret = []string{"Hidden task", "t000000005", "@example.com", "pay0000001", "100000", "sessionToken", "_hashed_password", "_Session", "_JobStatus", "authData"}
+// A user sees its own email (Parse Server 9's owner exemption from
+// protectedFields), nobody else's.
+var alwaysSecret = []string{"Hidden task", "t000000005", "alice@example.com", "pay0000001", "100000", "sessionToken", "_hashed_password", "_Session", "_JobStatus", "authData"}
 
 func TestAttacks(t *testing.T) {
 	st := fixtureStore(t)
@@ -362,6 +364,11 @@ func attackTable() []attack {
 		{name: "protected/aggregate_lookup_local", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$lookup":{"from":"Project","localField":"email","foreignField":"name","as":"p"}}]`)}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/prompt_count_by", who: asBob, kind: kindPrompt, target: "count_by", args: map[string]string{"class_name": "_User", "group_by": "email"}, code: errRPC, twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/resource_samples", who: asBob, kind: kindResource, target: "parse://_User/samples", want: wantIDs(bob, alice)},
+		// The owner exemption: bob's own row keeps its email, alice's
+		// does not (as Parse Server 9 answers a user reading _User).
+		{name: "protected/owner_sees_own_email", who: asBob, target: "get_objects", args: m{"class_name": "_User", "ids": []string{alice, bob}},
+			want: wantJSON(map[string]string{"objects": `{"uAlice0001":{"objectId":"uAlice0001","username":"alice","createdAt":"2025-01-01T00:00:00.000Z","updatedAt":"2025-01-01T00:00:00.000Z"},` +
+				`"uBob000002":{"objectId":"uBob000002","username":"bob","email":"bob@example.com","createdAt":"2025-01-02T00:00:00.000Z","updatedAt":"2025-01-02T00:00:00.000Z"}}`})},
 		{name: "protected/get_objects_users", who: asAnon, target: "get_objects", args: m{"class_name": "_User", "ids": []string{alice, bob}},
 			want: wantJSON(map[string]string{"objects": `{"uAlice0001":{"objectId":"uAlice0001","username":"alice","createdAt":"2025-01-01T00:00:00.000Z","updatedAt":"2025-01-01T00:00:00.000Z"},` +
 				`"uBob000002":{"objectId":"uBob000002","username":"bob","createdAt":"2025-01-02T00:00:00.000Z","updatedAt":"2025-01-02T00:00:00.000Z"}}`})},

@@ -2,9 +2,9 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,13 +13,16 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 
 // Cancellation reaches PostgreSQL: a notifications/cancelled for the
 // call, or a DELETE of its session, stops the statement in the database.
 // Cancels sent from another session (or for ids that do not exist) get
-// the same 202 and cancel nothing.
+// the same 202 and cancel nothing. The count is held up by a lock the
+// test holds on Big (pgtest.LockClass), so it cannot end on its own and
+// no outcome depends on how fast the machine is.
 func TestCancelReachesDatabase(t *testing.T) {
 	ctx := context.Background()
 	st, err := postgres.Open(ctx, pgtest.Schema(t, "cancel"))
@@ -27,7 +30,14 @@ func TestCancelReachesDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	_, where := pgtest.SlowClass(t, st) // uncancelled, its count runs for tens of seconds
+	sch := parse.NewSchema("Big")
+	sch.Fields["title"] = parse.Field{Type: parse.TypeString}
+	if err := st.CreateClass(ctx, sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, "Big", []parse.Object{{"objectId": "b000000001", "title": "one"}, {"objectId": "b000000002", "title": "two"}}); err != nil {
+		t.Fatal(err)
+	}
 	srv, err := mcpserver.New(mcpserver.Options{Store: st, Timeouts: map[string]time.Duration{"count_objects": 5 * time.Minute},
 		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 			return agent.New(agent.Readonly, master), nil
@@ -38,18 +48,8 @@ func TestCancelReachesDatabase(t *testing.T) {
 	defer srv.Close()
 	url := mount(t, mcpserver.HandlerOptions{Server: srv})
 
-	slow := &mcp.CallToolParams{Name: "count_objects", Arguments: map[string]any{"class_name": "Big", "where": where}}
-	active := func(t *testing.T) int { return pgtest.ActiveCounts(t, st) }
-	waitActive := func(t *testing.T, want int, within time.Duration) {
-		t.Helper()
-		deadline := time.Now().Add(within)
-		for active(t) != want {
-			if time.Now().After(deadline) {
-				t.Fatalf("active statements on Big: %d, want %d", active(t), want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	slow := &mcp.CallToolParams{Name: "count_objects", Arguments: map[string]any{"class_name": "Big"}}
+	waitActive := func(t *testing.T, want int) { t.Helper(); pgtest.WaitActive(t, st, "Big", want) }
 	open := func(t *testing.T, token string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "cancel", Version: "1"}, nil).Connect(ctx,
 			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token}}, DisableStandaloneSSE: true},
@@ -60,25 +60,33 @@ func TestCancelReachesDatabase(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
-	start := func(t *testing.T, cs *mcp.ClientSession) (context.CancelFunc, chan error) {
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	// start locks Big (until the subtest ends) and runs the count, which
+	// waits for the lock.
+	start := func(t *testing.T, cs *mcp.ClientSession) (release, cancel context.CancelFunc, done chan outcome) {
+		release = pgtest.LockClass(t, st, "Big")
 		cctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
+		t.Cleanup(cancel)
+		done = make(chan outcome, 1)
 		go func() {
-			_, err := cs.CallTool(cctx, slow)
-			done <- err
+			res, err := cs.CallTool(cctx, slow)
+			done <- outcome{res, err}
 		}()
-		waitActive(t, 1, 20*time.Second)
-		return cancel, done
+		waitActive(t, 1)
+		return release, cancel, done
 	}
 
 	t.Run("notifications/cancelled", func(t *testing.T) {
 		cs := open(t, "alice-token")
-		cancel, done := start(t, cs)
+		_, cancel, done := start(t, cs)
 		cancel() // the SDK client sends notifications/cancelled
-		if err := <-done; err == nil {
+		if o := <-done; o.err == nil {
 			t.Fatal("cancelled call returned no error")
 		}
-		waitActive(t, 0, 5*time.Second)
+		waitActive(t, 0) // while the lock is still held: the statement was stopped
 		// The session goes on.
 		if _, err := cs.ListTools(ctx, nil); err != nil {
 			t.Fatalf("after a cancel: %v", err)
@@ -87,8 +95,7 @@ func TestCancelReachesDatabase(t *testing.T) {
 
 	t.Run("spoofed cancel", func(t *testing.T) {
 		alice := open(t, "alice-token")
-		cancel, done := start(t, alice)
-		defer func() { cancel(); <-done; waitActive(t, 0, 5*time.Second) }()
+		release, _, done := start(t, alice)
 		bob := initSession(t, url, "bob-token")
 		for id := range 10 { // whatever alice's request id is, bob names it
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d,"reason":"spoof"}}`, id)
@@ -106,37 +113,34 @@ func TestCancelReachesDatabase(t *testing.T) {
 				t.Fatalf("cancel of unknown id %s: %d %s", id, r.status, r.body)
 			}
 		}
-		// Barrier: a request in bob's session is answered after his
-		// notifications before it were handled.
-		if r := raw(t, http.MethodPost, url, "bob-token", bob, `{"jsonrpc":"2.0","id":99,"method":"ping"}`); r.status != http.StatusOK || !strings.Contains(r.body, `"id":99`) {
-			t.Fatalf("ping in bob's session: %d %s", r.status, r.body)
+		// Bob's session has handled his cancels once it answers a request
+		// sent after them.
+		if r := raw(t, http.MethodPost, url, "bob-token", bob, `{"jsonrpc":"2.0","id":77,"method":"ping"}`); r.status != http.StatusOK {
+			t.Fatalf("bob's ping: %d %s", r.status, r.body)
 		}
-		if active(t) != 1 {
-			t.Fatal("a cancel from another session stopped alice's statement")
+		// Alice's count, let go, ends with its answer: nothing cancelled it.
+		release()
+		o := <-done
+		if o.err != nil || o.res.IsError {
+			t.Fatalf("a cancel from another session ended alice's call: %v %+v", o.err, o.res)
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("alice's call ended: %v", err)
-		default:
+		var out map[string]any
+		if err := json.Unmarshal([]byte(o.res.Content[0].(*mcp.TextContent).Text), &out); err != nil || out["count"] != 2.0 {
+			t.Fatalf("alice's count: %v %v", out, err)
 		}
 	})
 
 	t.Run("DELETE", func(t *testing.T) {
 		cs := open(t, "alice-token")
-		cancel, done := start(t, cs)
-		defer cancel()
+		_, _, done := start(t, cs)
 		deleted := make(chan rawResp, 1)
 		go func() { deleted <- raw(t, http.MethodDelete, url, "alice-token", cs.ID(), "") }()
-		// The statement stops while the DELETE is answered (the SDK alone
-		// would wait for it to finish, tens of seconds later).
-		waitActive(t, 0, 5*time.Second)
+		// The statement stops while the lock is still held (the SDK alone
+		// would wait for it to finish before closing the session).
+		waitActive(t, 0)
 		if r := <-deleted; r.status != http.StatusNoContent {
 			t.Fatalf("DELETE: %d %s", r.status, r.body)
 		}
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the call did not end with its session")
-		}
+		<-done // the call ends with its session
 	})
 }

@@ -236,7 +236,7 @@ t000000005,2025-05-05T00:00:00.000Z,2025-05-05T00:00:00.000Z,,5,,,,,,,,open,Hidd
 	sameText(t, "two levels", "title,Owner\nFuel leak,alice\nPaint hull,alice\nIce survey,bob\nOrbit calc,\nHidden task,\n", out)
 	_, res = exportOut(t, cs, map[string]any{"class_name": "Ticket", "include": "project.owner", "limit": 1})
 	wantHeaders = []any{"objectId", "createdAt", "updatedAt", "due", "priority", "project",
-		"project.active", "project.budget", "project.meta", "project.name", "project.owner", "project.owner.authData", "project.owner.email", "project.owner.emailVerified", "project.owner.username",
+		"project.active", "project.budget", "project.meta", "project.name", "project.owner", "project.owner.email", "project.owner.emailVerified", "project.owner.username",
 		"project.tags", "status", "title"}
 	if d := cmp.Diff(wantHeaders, res["headers"]); d != "" {
 		t.Fatalf("nested include headers (-want +got):\n%s", d)

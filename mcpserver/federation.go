@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -15,7 +16,7 @@ import (
 )
 
 // CategoryRemote is the category of remote agents' tools.
-const CategoryRemote = "remote"
+const CategoryRemote = tools.CategoryRemote
 
 // remoteFailure is a remote tool's own error: the client gets the agent's
 // result as it is; the guard chain (audit) sees err.
@@ -96,8 +97,12 @@ func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 		perm = agent.Write
 	}
 	name := rt.Name
+	var input *jsonschema.Schema
+	if err := json.Unmarshal(rt.Tool.InputSchema, &input); err != nil {
+		input = nil // listed without one in GET /tools; tools/list passes the agent's own
+	}
 	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: s.fed.CallTimeout(),
-		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone,
+		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone, Input: input,
 		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
 			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
 		}}
@@ -205,31 +210,42 @@ func (s *Server) tokenGuard() Guard {
 	}
 }
 
-// listable returns the names of the tools agent a sees in tools/list:
-// those the registry allows it (tier, tool filter, operator gates), the
-// remote tools its tier and filter allow, both narrowed by its token's
-// scope (from the catalog: listing never waits for an agent), and
-// optionally only those of a category.
-func (s *Server) listable(a *agent.Agent, category string) map[string]bool {
-	allowed := map[string]bool{}
+// catalog returns the tools agent a may call, as every listing shows
+// them (tools/list, the list_tools tool, GET /tools): those the registry
+// allows it (tier, tool filter, operator gates) and the remote tools its
+// tier and tool filter allow, both narrowed by its token's scope (remote
+// tools judged from the catalog: listing never waits for an agent),
+// optionally only those of a category. Calls are judged by the same
+// rules (the guard chain), so a tool missing here cannot be called.
+func (s *Server) catalog(a *agent.Agent, category string) []*tools.Tool {
+	var out []*tools.Tool
 	for _, t := range s.tools.Allowed(a, s.config.Gates, category) {
 		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly}) == nil {
-			allowed[t.Name] = true
+			out = append(out, t)
 		}
 	}
 	if s.fed == nil || (category != "" && !strings.EqualFold(category, CategoryRemote)) {
-		return allowed
+		return out
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rt := range s.fed.Tools() {
 		t := s.remoteTools[rt.Name]
-		if t == nil || !a.ToolAllowed(t.Info()) {
+		if t == nil || a.CheckTool(t.Info(), s.config.Gates) != nil {
 			continue
 		}
 		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly, Remote: true, Team: rt.Entity.Team}) == nil {
-			allowed[t.Name] = true
+			out = append(out, t)
 		}
+	}
+	return out
+}
+
+// listable returns the names of catalog(a, category).
+func (s *Server) listable(a *agent.Agent, category string) map[string]bool {
+	allowed := map[string]bool{}
+	for _, t := range s.catalog(a, category) {
+		allowed[t.Name] = true
 	}
 	return allowed
 }

@@ -119,6 +119,23 @@ func (w *fedWorld) waitTools(t *testing.T, n int) {
 	}
 }
 
+// waitChange waits for a change of the platform's catalog or agents, or
+// a short while (the caller checks its condition again; ctx bounds it).
+func (w *fedWorld) waitChange(ctx context.Context) {
+	ch := make(chan struct{}, 1)
+	defer w.p.OnChange(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})()
+	select {
+	case <-ch:
+	case <-time.After(100 * time.Millisecond):
+	case <-ctx.Done():
+	}
+}
+
 // fedServer builds a server over the fixture store with the platform,
 // whose agents come from mk.
 func fedServer(t *testing.T, w *fedWorld, opts mcpserver.Options, mk func() *agent.Agent) *mcpserver.Server {

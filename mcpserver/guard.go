@@ -57,17 +57,11 @@ func recoverGuard(log *slog.Logger) Guard {
 func permissionGuard(cfg *tools.Config) Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
-			if !inv.Agent.Can(inv.Tool.Permission) {
-				return nil, &tools.Error{Code: tools.CodePermissionDenied, Message: fmt.Sprintf("tool %s needs %s permission; this agent is %s", inv.Tool.Name, inv.Tool.Permission, inv.Agent.Permission), Details: map[string]any{"kind": "permission_tier"}}
-			}
-			if !inv.Agent.ToolAllowed(inv.Tool.Info()) {
-				return nil, &tools.Error{Code: tools.CodePermissionDenied, Message: fmt.Sprintf("tool %s is not available to this agent", inv.Tool.Name), Details: map[string]any{"kind": "tool_filtered"}}
-			}
 			var gates agent.Gates
 			if cfg != nil {
 				gates = cfg.Gates
 			}
-			if err := gates.Check(inv.Tool.Gate, "tool "+inv.Tool.Name); err != nil {
+			if err := inv.Agent.CheckTool(inv.Tool.Info(), gates); err != nil {
 				return nil, err
 			}
 			return next(ctx, inv)
@@ -113,7 +107,8 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		}
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve})
+			catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
+			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve, Catalog: catalog})
 		})
 		for i := len(s.guards) - 1; i >= 0; i-- {
 			run = s.guards[i](run)

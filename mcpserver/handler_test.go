@@ -366,6 +366,7 @@ type bearerTransport struct {
 	token  string
 	steal  atomic.Pointer[string]
 	status atomic.Int32
+	base   http.RoundTripper // nil: http.DefaultTransport
 }
 
 func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -374,7 +375,11 @@ func (b *bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if s := b.steal.Load(); s != nil && r.Header.Get("Mcp-Session-Id") != "" {
 		r.Header.Set("Mcp-Session-Id", *s)
 	}
-	resp, err := http.DefaultTransport.RoundTrip(r)
+	base := b.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(r)
 	if err == nil && r.Method == http.MethodPost {
 		b.status.Store(int32(resp.StatusCode))
 	}

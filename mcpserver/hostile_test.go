@@ -37,15 +37,17 @@ type hostile struct {
 	st  *postgres.Store
 	srv *mcpserver.Server
 	url string
+	// base carries the clients' requests (nil: http.DefaultTransport).
+	base http.RoundTripper
 }
 
 // slowArgs aggregates Big: it waits while the test holds Big's lock.
 var slowArgs = map[string]any{"class_name": "Big", "pipeline": `[{"$group": {"_id": "$title", "n": {"$sum": 1}}}]`}
 
-func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOptions) *hostile {
+func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOptions, po ...postgres.Option) *hostile {
 	t.Helper()
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())))
+	st, err := postgres.Open(ctx, pgtest.Schema(t, "h_"+strings.ToLower(t.Name())), po...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,46 +106,14 @@ func hostileServer(t *testing.T, ho mcpserver.HTTPOptions, so mcpserver.ServerOp
 
 // lock holds an exclusive lock on class until the returned function (also
 // run at cleanup) releases it.
-func (h *hostile) lock(t *testing.T, class string) func() {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := h.st.Pool().Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `LOCK TABLE "`+class+`" IN ACCESS EXCLUSIVE MODE`); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	release := func() { once.Do(func() { _ = tx.Rollback(ctx) }) }
-	t.Cleanup(release)
-	return release
-}
+func (h *hostile) lock(t *testing.T, class string) func() { return pgtest.LockClass(t, h.st, class) }
 
 // active counts the statements on Big running in this test's database.
-func (h *hostile) active(t *testing.T) int {
-	t.Helper()
-	var n int
-	if err := h.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-		AND query LIKE '%FROM "Big"%'`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
+func (h *hostile) active(t *testing.T) int { return pgtest.Active(t, h.st, "Big") }
 
 // waitActive waits until want statements on Big run; the deadline only
 // bounds a hang.
-func (h *hostile) waitActive(t *testing.T, want int) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for h.active(t) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("statements on Big: %d, want %d", h.active(t), want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func (h *hostile) waitActive(t *testing.T, want int) { pgtest.WaitActive(t, h.st, "Big", want) }
 
 func (h *hostile) client(t *testing.T, token string, elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcp.ClientSession {
 	t.Helper()
@@ -152,7 +122,7 @@ func (h *hostile) client(t *testing.T, token string, elicit func(context.Context
 		opts = &mcp.ClientOptions{ElicitationHandler: elicit}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: token, Version: "1"}, opts).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token}}, DisableStandaloneSSE: true},
+		&mcp.StreamableClientTransport{Endpoint: h.url, HTTPClient: &http.Client{Transport: &bearerTransport{token: token, base: h.base}}, DisableStandaloneSSE: true},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("%s connects: %v", token, err)
@@ -194,10 +164,18 @@ func slowCallBody(id int) string {
 
 // A flood of slow queries from one principal: MaxInFlight of them run,
 // the rest wait briefly and get 429 rate_limited with Retry-After, and
-// another principal's calls answer normally meanwhile (they find a free
-// database connection: the pool is larger than one principal's share).
+// another principal's calls answer normally meanwhile. The pool holds one
+// connection more than one principal's share (the least
+// mcpserver.CheckPoolShare admits): the per-principal cap alone leaves
+// that connection to the others.
 func TestSlowQueryFlood(t *testing.T) {
-	h := hostileServer(t, mcpserver.HTTPOptions{MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{})
+	if err := mcpserver.CheckPoolShare(4, 5); err != nil {
+		t.Fatal(err)
+	}
+	if mcpserver.CheckPoolShare(4, 4) == nil || mcpserver.CheckPoolShare(0, mcpserver.DefaultMaxInFlight) == nil {
+		t.Fatal("a pool no larger than one principal's share passed")
+	}
+	h := hostileServer(t, mcpserver.HTTPOptions{MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{}, postgres.WithMaxConns(5))
 	release := h.lock(t, "Big")
 	alice := h.client(t, "alice", nil)
 	type outcome struct {
@@ -284,8 +262,14 @@ func TestConnectionDroppingClient(t *testing.T) {
 
 // Slow-loris clients (headers or a body trickling in, idle connections)
 // are cut off by the server's timeouts and do not stop another client.
+//
+// Bob opens a connection per request: a kept-alive one could be closed by
+// the server's idle timeout just as his client reuses it (a POST is not
+// retried), which would make his answer depend on the machine's speed.
 func TestSlowLorisClient(t *testing.T) {
-	h := hostileServer(t, mcpserver.HTTPOptions{ReadTimeout: time.Second}, mcpserver.ServerOptions{HeaderTimeout: time.Second, ReadTimeout: time.Second, IdleTimeout: time.Second})
+	limit := 3 * time.Second // past it a stalled connection is cut; only the test's length depends on it
+	h := hostileServer(t, mcpserver.HTTPOptions{ReadTimeout: limit}, mcpserver.ServerOptions{HeaderTimeout: limit, ReadTimeout: limit, IdleTimeout: limit})
+	h.base = &http.Transport{DisableKeepAlives: true}
 	addr := strings.TrimSuffix(strings.TrimPrefix(h.url, "http://"), "/mcp")
 	body := slowCallBody(1)
 	openers := map[string]string{
@@ -328,7 +312,6 @@ func TestSlowLorisClient(t *testing.T) {
 func TestApprovalParkingClient(t *testing.T) {
 	h := hostileServer(t, mcpserver.HTTPOptions{MaxStreams: 4, MaxInFlight: 4, AdmissionWait: 100 * time.Millisecond}, mcpserver.ServerOptions{})
 	parked, leave := make(chan struct{}, 8), make(chan struct{})
-	defer close(leave) // the person never answers; at the end the client gives up
 	alice := h.client(t, "alice", func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		parked <- struct{}{}
 		select {
@@ -337,12 +320,20 @@ func TestApprovalParkingClient(t *testing.T) {
 		}
 		return &mcp.ElicitResult{Action: "cancel"}, nil
 	})
+	// At the end alice gives up: her calls are cancelled, the person's
+	// prompts answered, and her four calls have returned before her client
+	// closes (a client's Close waits for the calls it still tracks).
 	calls, stopCalls := context.WithCancel(context.Background())
-	defer stopCalls() // alice gives up her calls at the end (before her client closes)
+	var running sync.WaitGroup
+	defer func() {
+		stopCalls()
+		close(leave)
+		running.Wait()
+	}()
 	for i := range 4 {
-		go func() {
+		running.Go(func() {
 			_, _ = alice.CallTool(calls, &mcp.CallToolParams{Name: "delete_object", Arguments: map[string]any{"class_name": "Small", "object_id": fmt.Sprintf("s%07d", i)}})
-		}()
+		})
 	}
 	for range 4 {
 		<-parked
@@ -356,7 +347,7 @@ func TestApprovalParkingClient(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("alice past her own cap: %d", resp.StatusCode)
 	}
-	n, err := h.st.Count(context.Background(), &query.Query{Class: "Small", Limit: -1})
+	n, err := h.st.Count(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: "Small", Limit: -1})
 	if err != nil || n != 5 {
 		t.Fatalf("objects after parked deletes: %d %v", n, err)
 	}

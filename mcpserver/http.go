@@ -151,7 +151,7 @@ func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list := []any{}
-	for _, t := range s.tools.Allowed(a, s.config.Gates, r.URL.Query().Get("category")) {
+	for _, t := range s.catalog(a, r.URL.Query().Get("category")) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description, "inputSchema": t.Input})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": list})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 )
 
@@ -137,7 +138,7 @@ func TestLiveListenStateless(t *testing.T) {
 	quietListen(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
-	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: objs[0]["objectId"].(string)}, parse.Object{"ACL": aclFor(bob)}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: objs[0]["objectId"].(string)}, parse.Object{"ACL": aclFor(bob)}); err != nil {
 		t.Fatal(err)
 	}
 	b.next(t, count)

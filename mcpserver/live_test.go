@@ -18,6 +18,7 @@ import (
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/prompts"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/subscribe"
 	"github.com/parsemcp/parsemcp/tools"
@@ -224,7 +225,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	quiet(t, "a row bob cannot read was created", change, b, a)
 
 	// It moves to bob: it leaves alice's view and enters bob's.
-	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"ACL": aclFor(bob)}); err != nil {
 		t.Fatal(err)
 	}
 	settle(2)
@@ -232,7 +233,7 @@ func TestLiveSubscriptions(t *testing.T) {
 	b.next(t, count)
 
 	// A change invisible before and after tells alice nothing.
-	if _, _, err := st.Update(ctx, store.Write{Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Ticket", ID: id}, parse.Object{"title": "bob's"}); err != nil {
 		t.Fatal(err)
 	}
 	settle(1)
@@ -465,7 +466,7 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 	}
 	write("first")
-	stall.Store(true) // the stuck clients stop reading (each may take one more message, already being read)
+	stall.Store(true)                           // the stuck clients stop reading (each may take one more message, already being read)
 	deadline := time.Now().Add(2 * time.Minute) // bounds a hang
 	for i := 0; srv.LiveSnapshot().Sessions != 1; i++ {
 		if time.Now().After(deadline) {
@@ -501,7 +502,7 @@ func TestLiveSamplesFollowFindCLP(t *testing.T) {
 	ledger := parse.NewSchema("Ledger")
 	ledger.Fields["amount"] = parse.Field{Type: parse.TypeNumber}
 	none := parse.OpPerm{Entries: map[string]bool{}}
-	ledger.CLP = parse.CLP{Find: &none, Get: &none}
+	ledger.CLP = parse.CLP{Find: &none, Get: &none}.Completed()
 	if err := st.CreateClass(ctx, ledger); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func ticketCatalog(t *testing.T) *agent.Catalog {
 			Set: map[string]any{"title": map[string]any{"$arg": "title"}, "status": "open"}, SupportsDryRun: true},
 		{Class: "Ticket", Name: "summary", Description: "Count the tickets.", Permission: agent.Readonly, Kind: agent.MethodGo,
 			Func: func(ctx context.Context, call *agent.MethodCall) (any, error) {
-				n, err := call.Scope.Count(ctx, &query.Query{Class: "Ticket"})
+				n, err := call.Scope.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Ticket"})
 				if err != nil {
 					return nil, err
 				}

@@ -401,7 +401,10 @@ func TestWriteDryRun(t *testing.T) {
 	n := count()
 
 	out := ok(t, bobCS, "create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"title": "Maybe", "priority": 4}, "dry_run": true})
-	if out["dry_run"] != true || !cmp.Equal(out["would_create"], map[string]any{"title": "Maybe", "priority": 4.0}) {
+	// The object would be bob's alone: with no default ACL declared for the
+	// class, an agent's objects are readable and writable by its user.
+	bobOnly := map[string]any{"uBob000002": map[string]any{"read": true, "write": true}}
+	if out["dry_run"] != true || !cmp.Equal(out["would_create"], map[string]any{"title": "Maybe", "priority": 4.0, "ACL": bobOnly}) {
 		t.Fatalf("create dry run: %v", out)
 	}
 	if count() != n {

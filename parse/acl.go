@@ -60,23 +60,18 @@ func ParseACL(v any) (ACL, error) {
 	return acl, nil
 }
 
-// ReadableBy reports whether an ACL in REST form (as ParseACL takes it)
-// grants read to one of entries, without decoding it. No ACL (nil) is
-// public, as a NULL _rperm is; an ACL of another shape grants nothing.
-func ReadableBy(rest any, entries []string) bool {
+// PermsOf returns the `_rperm`/`_wperm` arrays of an ACL in REST form (as
+// ParseACL takes it): nil arrays for no ACL (public), empty ones for an ACL
+// that does not decode (it grants nothing).
+func PermsOf(rest any) (rperm, wperm []string) {
 	if rest == nil {
-		return true
+		return nil, nil
 	}
-	m, ok := rest.(map[string]any)
-	if !ok {
-		return false
+	acl, err := ParseACL(rest)
+	if err != nil {
+		return []string{}, []string{}
 	}
-	for _, e := range entries {
-		if perms, ok := m[e].(map[string]any); ok && perms["read"] == true {
-			return true
-		}
-	}
-	return false
+	return acl.Perms()
 }
 
 // Encode returns the REST form.

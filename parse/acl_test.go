@@ -9,7 +9,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
+
+// readableBy is the in-memory read rule as live visibility applies it: the
+// row's REST ACL turned into its _rperm (parse.PermsOf), admitted by the
+// caller's ACL filter.
+func readableBy(acl any, entries []string) bool {
+	rperm, _ := parse.PermsOf(acl)
+	return query.ACLEntries(entries...).Admits(rperm)
+}
 
 func restACL(t *testing.T, js string) any {
 	t.Helper()
@@ -52,7 +61,7 @@ func TestReadableBy(t *testing.T) {
 		{"no entries held", `{"*":{"read":true}}`, nil, false},
 	}
 	for _, c := range cases {
-		if got := parse.ReadableBy(restACL(t, c.acl), c.entries); got != c.want {
+		if got := readableBy(restACL(t, c.acl), c.entries); got != c.want {
 			t.Errorf("%s: ReadableBy(%s, %v) = %t, want %t", c.name, c.acl, c.entries, got, c.want)
 		}
 	}
@@ -74,7 +83,7 @@ func TestReadableByAgreesWithPerms(t *testing.T) {
 			for _, r := range rperm {
 				stored = stored || r == e
 			}
-			if got := parse.ReadableBy(restACL(t, js), []string{e}); got != stored {
+			if got := readableBy(restACL(t, js), []string{e}); got != stored {
 				t.Errorf("%s for %s: ReadableBy %t, _rperm %v", js, e, got, rperm)
 			}
 		}
@@ -160,15 +169,18 @@ func TestRoleEntry(t *testing.T) {
 	}
 }
 
-// ReadableBy decides whether a row in REST form is visible to the ACL
-// entries a caller holds.
-func ExampleReadableBy() {
-	row := map[string]any{"read": true}
-	acl := map[string]any{"role:Staff": row, "bob": map[string]any{"write": true}}
-	fmt.Println(parse.ReadableBy(acl, []string{"*", "alice", "role:Staff"}))
-	fmt.Println(parse.ReadableBy(acl, []string{"*", "bob"})) // write does not grant read
-	fmt.Println(parse.ReadableBy(nil, []string{"*"}))        // no ACL: public
+// PermsOf turns a REST ACL into its stored permission columns; a filter of
+// the entries a caller holds admits the row when _rperm names one of them.
+func ExamplePermsOf() {
+	acl := map[string]any{"role:Staff": map[string]any{"read": true}, "bob": map[string]any{"write": true}}
+	rperm, wperm := parse.PermsOf(acl)
+	fmt.Println(rperm, wperm)
+	fmt.Println(query.ACLEntries("*", "alice", "role:Staff").Admits(rperm))
+	fmt.Println(query.ACLEntries("*", "bob").Admits(rperm)) // write does not grant read
+	rperm, _ = parse.PermsOf(nil)
+	fmt.Println(query.ACLEntries("*").Admits(rperm)) // no ACL: public
 	// Output:
+	// [role:Staff] [bob]
 	// true
 	// false
 	// true

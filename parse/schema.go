@@ -1,7 +1,6 @@
 package parse
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 )
@@ -53,8 +52,10 @@ func SystemSchemas() []Schema {
 	} {
 		user.Fields[name] = f
 	}
-	user.CLP.ProtectedFields = map[string][]string{PublicKey: {"email", "authData"}}
+	user.CLP = PublicCLP()
+	user.CLP.ProtectedFields = map[string][]string{PublicKey: {"email"}}
 	role := NewSchema(ClassRole)
+	role.CLP = PublicCLP()
 	role.Fields["name"] = Field{Type: TypeString}
 	role.Fields["users"] = Field{Type: TypeRelation, TargetClass: ClassUser}
 	role.Fields["roles"] = Field{Type: TypeRelation, TargetClass: ClassRole}
@@ -67,8 +68,8 @@ func SystemSchemas() []Schema {
 		session.Fields[name] = f
 	}
 	// Sessions are master-key only by default, as in Parse Server.
-	none := OpPerm{Entries: map[string]bool{}}
-	session.CLP = CLP{Find: &none, Get: &none, Count: &none, Create: &none, Update: &none, Delete: &none, AddField: &none}
+	none := func() *OpPerm { return &OpPerm{Entries: map[string]bool{}} }
+	session.CLP = CLP{Find: none(), Get: none(), Count: none(), Create: none(), Update: none(), Delete: none(), AddField: none()}
 	return []Schema{user, role, session}
 }
 
@@ -110,145 +111,4 @@ func (s Schema) Validate() error {
 		}
 	}
 	return nil
-}
-
-// Op names a class-level permission operation.
-type Op string
-
-// The CLP operations.
-const (
-	OpGet      Op = "get"
-	OpFind     Op = "find"
-	OpCount    Op = "count"
-	OpCreate   Op = "create"
-	OpUpdate   Op = "update"
-	OpDelete   Op = "delete"
-	OpAddField Op = "addField"
-)
-
-// OpPerm is the permission of one CLP operation. A nil *OpPerm in a CLP
-// means the operation is public (Parse's default).
-type OpPerm struct {
-	// Entries maps "*", a user objectId or "role:Name" to true.
-	Entries map[string]bool
-	// RequiresAuthentication admits any authenticated user.
-	RequiresAuthentication bool
-	// PointerFields admits the users a row's named pointer fields point to.
-	PointerFields []string
-}
-
-// MarshalJSON renders Parse's form: {"*":true,"requiresAuthentication":true,"pointerFields":[…]}.
-func (p OpPerm) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(p.Entries)+2)
-	for k, v := range p.Entries {
-		if v {
-			m[k] = true
-		}
-	}
-	if p.RequiresAuthentication {
-		m["requiresAuthentication"] = true
-	}
-	if len(p.PointerFields) > 0 {
-		m["pointerFields"] = p.PointerFields
-	}
-	return json.Marshal(m)
-}
-
-// UnmarshalJSON reads Parse's form.
-func (p *OpPerm) UnmarshalJSON(b []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	*p = OpPerm{Entries: map[string]bool{}}
-	for k, raw := range m {
-		switch k {
-		case "requiresAuthentication":
-			if err := json.Unmarshal(raw, &p.RequiresAuthentication); err != nil {
-				return fmt.Errorf("requiresAuthentication: %w", err)
-			}
-		case "pointerFields":
-			if err := json.Unmarshal(raw, &p.PointerFields); err != nil {
-				return fmt.Errorf("pointerFields: %w", err)
-			}
-		default:
-			var v bool
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return fmt.Errorf("entry %q: %w", k, err)
-			}
-			p.Entries[k] = v
-		}
-	}
-	return nil
-}
-
-// CLP is a class's class-level permissions.
-type CLP struct {
-	Get      *OpPerm `json:"get,omitempty"`
-	Find     *OpPerm `json:"find,omitempty"`
-	Count    *OpPerm `json:"count,omitempty"`
-	Create   *OpPerm `json:"create,omitempty"`
-	Update   *OpPerm `json:"update,omitempty"`
-	Delete   *OpPerm `json:"delete,omitempty"`
-	AddField *OpPerm `json:"addField,omitempty"`
-	// ProtectedFields maps an entry ("*", a user id, "role:Name",
-	// "userField:field") to fields hidden from it.
-	ProtectedFields map[string][]string `json:"protectedFields,omitempty"`
-	ReadUserFields  []string            `json:"readUserFields,omitempty"`
-	WriteUserFields []string            `json:"writeUserFields,omitempty"`
-}
-
-// Perm returns the permission of op (nil: public).
-func (c CLP) Perm(op Op) *OpPerm {
-	switch op {
-	case OpGet:
-		return c.Get
-	case OpFind:
-		return c.Find
-	case OpCount:
-		return c.Count
-	case OpCreate:
-		return c.Create
-	case OpUpdate:
-		return c.Update
-	case OpDelete:
-		return c.Delete
-	case OpAddField:
-		return c.AddField
-	}
-	return &OpPerm{}
-}
-
-// Principal is who is asking, for permission checks: the user's id (empty
-// when anonymous), the ACL entries they hold ("*", their id, "role:…"), and
-// whether they hold the master key.
-type Principal struct {
-	UserID  string
-	Entries []string
-	Master  bool
-}
-
-// Allows reports whether p may perform op on the class at the class level.
-// A pointerFields-only permission is reported as allowed; the per-row check
-// is the query's job.
-func (c CLP) Allows(op Op, p Principal) bool {
-	if p.Master {
-		return true
-	}
-	perm := c.Perm(op)
-	if perm == nil {
-		return true
-	}
-	if perm.RequiresAuthentication && p.UserID == "" {
-		return false
-	}
-	for _, e := range p.Entries {
-		if perm.Entries[e] {
-			return true
-		}
-	}
-	if perm.RequiresAuthentication {
-		return true // any authenticated user
-	}
-	return len(perm.PointerFields) > 0 && p.UserID != ""
 }

@@ -10,7 +10,8 @@ import (
 )
 
 // Each operation reads its own permission; an operation the CLP does not
-// know is closed (a zero value fails closed), a missing one public.
+// name (an unknown one, or one left out of a stored CLP) is open to the
+// master key only, as Parse Server 9 fills it with {}.
 func TestCLPPerm(t *testing.T) {
 	perm := func(e string) *parse.OpPerm { return &parse.OpPerm{Entries: map[string]bool{e: true}} }
 	c := parse.CLP{Get: perm("get"), Find: perm("find"), Count: perm("count"), Create: perm("create"),
@@ -21,14 +22,21 @@ func TestCLPPerm(t *testing.T) {
 			t.Errorf("Perm(%s) = %+v", op, p)
 		}
 	}
+	anyone := parse.Principal{UserID: "u1", Entries: []string{"*", "u1", "role:Admin", "get", "find", "erase", "GET"}}
 	for _, op := range []parse.Op{"", "erase", "GET"} {
-		p := c.Perm(op)
-		if p == nil || len(p.Entries) != 0 || p.RequiresAuthentication || len(p.PointerFields) != 0 {
-			t.Errorf("Perm(%q) = %+v, want a permission that admits nobody", op, p)
+		if d := c.Decide(op, anyone); d.Allowed {
+			t.Errorf("Decide(%q) = %+v, want refused", op, d)
+		}
+		if d := c.Decide(op, parse.Principal{Master: true}); !d.Allowed {
+			t.Errorf("Decide(%q) as master refused", op)
 		}
 	}
-	if p := (parse.CLP{}).Perm(parse.OpFind); p != nil {
-		t.Errorf("no find permission = %+v, want nil (public)", p)
+	partial := parse.CLP{Get: &parse.OpPerm{Entries: map[string]bool{"*": true}}}
+	if d := partial.Decide(parse.OpFind, anyone); d.Allowed {
+		t.Errorf("find left out of a stored CLP = %+v, want master only", d)
+	}
+	if d := (parse.CLP{}).Decide(parse.OpFind, parse.Principal{Entries: []string{"*"}}); !d.Allowed {
+		t.Errorf("no CLP stored refused find, want public")
 	}
 }
 

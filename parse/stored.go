@@ -36,7 +36,7 @@ func MarshalStoredSchema(s Schema) ([]byte, error) {
 		}
 	}
 	st.Fields["_rperm"], st.Fields["_wperm"] = permArrayField, permArrayField
-	if !s.CLP.isZero() {
+	if !s.CLP.IsZero() {
 		clp := s.CLP
 		st.CLP = &clp
 	}
@@ -74,11 +74,6 @@ func UnmarshalStoredSchema(class string, raw []byte) (Schema, error) {
 		s.Indexes[name] = keys
 	}
 	return s, nil
-}
-
-func (c CLP) isZero() bool {
-	return c.Get == nil && c.Find == nil && c.Count == nil && c.Create == nil && c.Update == nil &&
-		c.Delete == nil && c.AddField == nil && c.ProtectedFields == nil && c.ReadUserFields == nil && c.WriteUserFields == nil
 }
 
 // Relation is the REST value Parse returns for a Relation field on every

@@ -154,7 +154,7 @@ func (p *Policy) identity(ctx context.Context, prof *Profile, st store.Store, he
 // lookupUser finds a _User by objectId, then by username.
 func lookupUser(ctx context.Context, st store.Store, ref string) (string, error) {
 	if parse.ValidObjectID(ref) {
-		rows, err := st.Find(ctx, &query.Query{Class: parse.ClassUser, Limit: 1, Keys: []string{},
+		rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassUser, Limit: 1, Keys: []string{},
 			Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: ref}})
 		if err != nil {
 			return "", err
@@ -163,7 +163,7 @@ func lookupUser(ctx context.Context, st store.Store, ref string) (string, error)
 			return ref, nil
 		}
 	}
-	rows, err := st.Find(ctx, &query.Query{Class: parse.ClassUser, Limit: 1, Keys: []string{},
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassUser, Limit: 1, Keys: []string{},
 		Where: query.Cmp{Path: query.Path{Field: "username", Type: parse.TypeString}, Op: query.OpEq, Value: ref}})
 	if err != nil {
 		return "", err
@@ -186,7 +186,7 @@ func InheritedRoles(ctx context.Context, st store.Store, names []string) ([]stri
 		vals[i] = n
 	}
 	nameQ := query.In{Path: query.Path{Field: "name", Type: parse.TypeString}, Values: vals}
-	rows, err := st.Find(ctx, &query.Query{Class: parse.ClassRole, Where: nameQ, Limit: -1, Keys: []string{"name"}})
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassRole, Where: nameQ, Limit: -1, Keys: []string{"name"}})
 	if err != nil {
 		return nil, fmt.Errorf("resolve roles: %w", err)
 	}
@@ -209,7 +209,7 @@ func InheritedRoles(ctx context.Context, st store.Store, names []string) ([]stri
 	for depth := 0; len(frontier) > 0 && depth < agent.MaxRoleDepth; depth++ {
 		q := query.RelationHas{Field: "roles", Class: parse.ClassRole, IDs: frontier}
 		frontier = nil
-		rows, err := st.Find(ctx, &query.Query{Class: parse.ClassRole, Where: q, Limit: -1, Keys: []string{"name"}})
+		rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassRole, Where: q, Limit: -1, Keys: []string{"name"}})
 		if err != nil {
 			return nil, fmt.Errorf("resolve inherited roles: %w", err)
 		}

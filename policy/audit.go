@@ -60,7 +60,7 @@ func AuditMetadata(ctx context.Context, pol *Policy, st store.Store) (Report, er
 	}
 	for _, s := range schemas {
 		cm := cat.Class(s.ClassName)
-		if parse.IsSystemClass(s.ClassName) || cm != nil && cm.Hidden != "" {
+		if parse.IsSystemClass(s.ClassName) || cm != nil && cm.Hidden != "" && cm.Hidden != agent.HiddenNever {
 			continue
 		}
 		r.ClassesAudited++

@@ -68,6 +68,12 @@ type rawClass struct {
 	Fields          map[string]*rawField `yaml:"fields"`
 	CanonicalFilter yaml.Node            `yaml:"canonical_filter"`
 	Tenant          *rawTenant           `yaml:"tenant"`
+	DefaultACL      map[string]rawPerm   `yaml:"default_acl"`
+}
+
+type rawPerm struct {
+	Read  bool `yaml:"read"`
+	Write bool `yaml:"write"`
 }
 
 type rawField struct {
@@ -375,8 +381,12 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 			case h.ShortTag() == "!!bool":
 				var on bool
 				_ = h.Decode(&on)
-				if on {
+				switch {
+				case on:
 					cm.Hidden = agent.HiddenExceptMaster
+				case slices.Contains(parse.DefaultHiddenClasses, name) || slices.Contains(agent.ExceptMasterClasses, name):
+					cm.Hidden = agent.HiddenNever
+					b.warnAt(hp, h.Line, "unhides %s, which parsemcp hides by default: agents reach it under its class-level permissions and ACLs (a master-key agent reads every row)", name)
 				}
 			case v == agent.HiddenExceptMaster || v == agent.HiddenAlways:
 				cm.Hidden = v
@@ -439,6 +449,17 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 	}
 	if f := &rc.CanonicalFilter; present(f) && !isNull(f) {
 		cm.CanonicalFilter = b.where(f, p.k("canonical_filter"))
+	}
+	if rc.DefaultACL != nil {
+		cm.DefaultACL = map[string]parse.Perm{}
+		for _, entry := range slices.Sorted(maps.Keys(rc.DefaultACL)) {
+			if err := agent.CheckACLTemplate(entry); err != nil {
+				b.errAt(p.k("default_acl").k(entry), 0, "%v", err)
+				continue
+			}
+			rp := rc.DefaultACL[entry]
+			cm.DefaultACL[entry] = parse.Perm{Read: rp.Read, Write: rp.Write}
+		}
 	}
 	if rt := rc.Tenant; rt != nil {
 		tp := p.k("tenant")
@@ -951,8 +972,25 @@ func declaredMethod(c *agent.Catalog, entry string) bool {
 	return false
 }
 
+// remoteToolEntryRE is the form of a tool filter entry naming a remote
+// agent's tool, "<type>-<id>__<tool>", or all its tools, "<type>-<id>__*"
+// (the names the federation gives them; a star ends a prefix).
+var remoteToolEntryRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}-[A-Za-z0-9_-]{1,64}__(\*|[A-Za-z0-9_-]{1,64}\*?)$`)
+
 func (b *builder) checkTool(at pth, name string) {
-	if b.opts.KnownTools == nil || slices.Contains(b.opts.KnownTools, name) {
+	if strings.Contains(name, "-") {
+		// Only remote tools' names hold a hyphen. Their agents come and
+		// go, so only the entry's form can be checked here.
+		if !remoteToolEntryRE.MatchString(name) {
+			b.errAt(at, 0, "%q: a remote agent's tool is named TYPE-ID__TOOL, all its tools TYPE-ID__*", name)
+		}
+		return
+	}
+	if prefix, ok := strings.CutSuffix(name, "*"); ok {
+		if b.opts.KnownTools == nil || slices.ContainsFunc(b.opts.KnownTools, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
+			return
+		}
+	} else if b.opts.KnownTools == nil || slices.Contains(b.opts.KnownTools, name) {
 		return
 	}
 	if b.strictTools {

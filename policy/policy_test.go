@@ -25,7 +25,7 @@ var loadCases = []struct {
 	{"unknown settings key", "settings:\n  strict: true\n",
 		"p.yaml:2: settings: unknown key \"strict\" in settings (known keys: default_agent, recursion_depth, strict_class_filter, strict_tool_filter)"},
 	{"unknown class key", "classes:\n  Ticket:\n    descripton: x\n",
-		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, canonical_filter, description, fields, hidden, join_fields, large_fields, tenant)"},
+		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, canonical_filter, default_acl, description, fields, hidden, join_fields, large_fields, tenant)"},
 	{"unknown method key", "methods:\n  Ticket.close:\n    update: {status: closed}\n    dry_run: true\n",
 		"p.yaml:4: methods.Ticket.close: unknown key \"dry_run\" in a method (known keys: create, description, destructive, go, instance, parameters, permission, supports_dry_run, update)"},
 	{"bad permission", base + "    permission: root\n",
@@ -62,6 +62,10 @@ var loadCases = []struct {
 		"p.yaml:4: agents.a.tools: unknown key \"allow\" (known keys: except, only)"},
 	{"tools strict unknown", "settings: {strict_tool_filter: true}\n" + base + "    tools: {except: [query_clas]}\n",
 		"p.yaml:5: agents.a.tools.except[0]: unknown tool \"query_clas\""},
+	{"tools bad remote entry", base + "    tools: {except: [device-d1/read]}\n",
+		"p.yaml:4: agents.a.tools.except[0]: \"device-d1/read\": a remote agent's tool is named TYPE-ID__TOOL, all its tools TYPE-ID__*"},
+	{"tools strict unknown prefix", "settings: {strict_tool_filter: true}\n" + base + "    tools: [quer_*]\n",
+		"p.yaml:5: agents.a.tools[0]: unknown tool \"quer_*\""},
 	{"classes invalid name", base + "    classes: [\"Ti cket\"]\n",
 		"p.yaml:4: agents.a.classes[0]: \"Ti cket\" is not a valid class name"},
 	{"methods invalid entry", base + "    methods: [\"Ticket.\"]\n",
@@ -410,6 +414,14 @@ methods:
 	}
 	if k := pol.Agents["a"].Keys[1]; k.Usable() || k.String() != "env MISSING_KEY" {
 		t.Errorf("env key: usable %v, %s", k.Usable(), k)
+	}
+	// Remote agents' tools and prefixes of known tools pass a strict tool
+	// filter: remote agents come and go, so only the form is checked.
+	pol, err = Parse([]byte("settings: {strict_tool_filter: true}\nagents:\n  a: {identity: master, tools: {only: [query_*, device-d1__read_sensor, mcp-everything__*], except: [device-d2__*]}}\n"), testOptions())
+	if err != nil || len(pol.Warnings) != 0 {
+		t.Errorf("remote tool entries: err %v, warnings %q", err, pol.Warnings)
+	} else if f := pol.Agents["a"].Tools; !f.Allows("query_class") || !f.Allows("mcp-everything__echo") || f.Allows("device-d2__ping") || f.Allows("count_objects") {
+		t.Errorf("remote tool entries: %+v", f)
 	}
 	// Without KnownTools, tool names are not checked at all.
 	opts := testOptions()

@@ -175,7 +175,7 @@ func (v *validator) profile(ctx context.Context, st store.Store, prof *Profile) 
 		for i, r := range prof.Identity.Roles {
 			vals[i] = r
 		}
-		rows, err := st.Find(ctx, &query.Query{Class: parse.ClassRole, Limit: -1, Keys: []string{"name"},
+		rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassRole, Limit: -1, Keys: []string{"name"},
 			Where: query.In{Path: query.Path{Field: "name", Type: parse.TypeString}, Values: vals}})
 		if err != nil {
 			return fmt.Errorf("policy: read roles: %w", err)

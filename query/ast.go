@@ -21,10 +21,11 @@ type Query struct {
 	// Keys restricts the returned fields (objectId, createdAt and updatedAt
 	// are always returned). Nil returns every field.
 	Keys []string
-	// ReadACL, when non-nil, keeps only rows whose `_rperm` is NULL or holds
-	// one of these entries ("*", a user id, "role:Name"). Nil means no ACL
-	// restriction (master key). The governed scope sets it; tools never do.
-	ReadACL []string
+	// ReadACL keeps only the rows it admits (`_rperm`). Its zero value
+	// admits none: set NoACLFilter for no restriction (the master key, the
+	// server's own lookups) or ACLEntries. The governed scope sets it;
+	// tools never do.
+	ReadACL ACLFilter
 }
 
 // OrderKey is one sort key.

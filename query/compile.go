@@ -92,15 +92,20 @@ func (b *Builder) Where(q *Query) string {
 			parts = append(parts, s)
 		}
 	}
-	if q.ReadACL != nil {
-		phs := make([]string, len(q.ReadACL))
-		for i, e := range q.ReadACL {
-			phs[i] = b.Param(e)
-		}
-		col := b.D.Ident("_rperm")
-		parts = append(parts, "("+col+" IS NULL OR "+b.D.ACLOverlap(col, phs)+")")
+	if acl := b.ACLClause(b.D.Ident("_rperm"), q.ReadACL); acl != "" {
+		parts = append(parts, acl)
 	}
 	return strings.Join(parts, " AND ")
+}
+
+// Constraint renders e alone (no ACL) or "" when every row matches: a
+// where-constraint that narrows rows an ACL clause already governs (a
+// write's row, a $lookup's joined rows).
+func (b *Builder) Constraint(e Expr) string {
+	if e == nil {
+		return ""
+	}
+	return b.expr(e)
 }
 
 func (b *Builder) join(exprs []Expr, sep, empty string) string {

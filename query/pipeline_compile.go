@@ -74,9 +74,8 @@ const ordCol = "_ord" // a row's position; user field names start with a letter
 // arguments. The result columns are p.Output, in order (or one dummy
 // column when p.Output is empty), ordered as the pipeline leaves them.
 // readACL is applied to the class rows entering the pipeline and to the
-// rows of every $lookup'd class: nil means no restriction; otherwise a row
-// must have a NULL `_rperm` or share an entry with readACL.
-func CompilePipeline(d PipelineDialect, p *Pipeline, readACL []string) (string, []any) {
+// rows of every $lookup'd class (see ACLFilter).
+func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string, []any) {
 	c := &pcompiler{d: d, b: &Builder{D: d}, readACL: readACL}
 	shape := p.Input
 	stages := p.Stages
@@ -132,7 +131,7 @@ func CompilePipeline(d PipelineDialect, p *Pipeline, readACL []string) (string, 
 type pcompiler struct {
 	d       PipelineDialect
 	b       *Builder
-	readACL []string
+	readACL ACLFilter
 	ctes    []string
 }
 
@@ -205,7 +204,7 @@ func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
 	case *MatchStage:
 		body := "SELECT *" + from
 		if s.Where != nil {
-			if w := c.b.Where(&Query{Where: s.Where}); w != "" {
+			if w := c.b.Constraint(s.Where); w != "" {
 				body += " WHERE " + w
 			}
 		}
@@ -269,17 +268,12 @@ func (c *pcompiler) lookup(s *LookupStage, prev string) string {
 	cond := c.col("f", s.ForeignField) + " = " + c.operand(s.Local, "p")
 	if s.Filter != nil {
 		// Unqualified columns bind to f, the innermost FROM.
-		if w := c.b.Where(&Query{Where: s.Filter}); w != "" {
+		if w := c.b.Constraint(s.Filter); w != "" {
 			cond += " AND (" + w + ")"
 		}
 	}
-	if c.readACL != nil {
-		phs := make([]string, len(c.readACL))
-		for i, e := range c.readACL {
-			phs[i] = c.b.Param(e)
-		}
-		perm := c.col("f", "_rperm")
-		cond += " AND (" + perm + " IS NULL OR " + c.d.ACLOverlap(perm, phs) + ")"
+	if acl := c.b.ACLClause(c.col("f", "_rperm"), c.readACL); acl != "" {
+		cond += " AND " + acl
 	}
 	sub := "(SELECT " + c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", c.col("f", parse.FieldObjectID)+" ASC") +
 		" FROM " + c.d.Ident(s.From.ClassName) + " AS f WHERE " + cond + ")"

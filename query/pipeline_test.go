@@ -294,7 +294,7 @@ func TestCompilePipelineBindsValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []query.PipelineDialect{sqlite.PipelineDialect(), postgres.PipelineDialect()} {
-		sqlText, args := query.CompilePipeline(d, p, []string{"*", "role:x'y"})
+		sqlText, args := query.CompilePipeline(d, p, query.ACLEntries("*", "role:x'y"))
 		for _, bad := range []string{"Robert", "it's", "x'y", "7.5", "kk"} {
 			if strings.Contains(sqlText, bad) {
 				t.Errorf("SQL contains %q: %s", bad, sqlText)
@@ -403,8 +403,8 @@ func checkPipeline(t *testing.T, s store.Store, raw []byte) {
 		}
 		return
 	}
-	query.CompilePipeline(postgres.PipelineDialect(), p, []string{"*"})
-	for _, acl := range [][]string{nil, {"*", "u1"}} {
+	query.CompilePipeline(postgres.PipelineDialect(), p, query.ACLEntries("*"))
+	for _, acl := range []query.ACLFilter{query.NoACLFilter, query.ACLEntries("*", "u1")} {
 		if _, err := s.Aggregate(context.Background(), "Item", p, acl); err != nil {
 			t.Fatalf("%s: accepted, but running it failed: %v", raw, err)
 		}

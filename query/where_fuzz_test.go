@@ -176,7 +176,7 @@ func FuzzParseWhere(f *testing.F) {
 				}
 				continue
 			}
-			q := &query.Query{Class: class, Where: e, Limit: 10, ReadACL: []string{"*", "u1", "role:Admin"}}
+			q := &query.Query{Class: class, Where: e, Limit: 10, ReadACL: query.ACLEntries("*", "u1", "role:Admin")}
 			sql1, args := compile(q)
 			sql2, _ := compile(q)
 			if sql1 != sql2 {

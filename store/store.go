@@ -34,7 +34,7 @@ type Store interface {
 	// returns its result rows. readACL, as Query.ReadACL, restricts the
 	// rows entering the pipeline and the rows of every $lookup'd class
 	// (nil: no restriction).
-	Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL []string) ([]map[string]any, error)
+	Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error)
 
 	// Create inserts objects atomically: all of them or none. A missing
 	// objectId, createdAt or updatedAt is filled in; the objects passed in
@@ -80,11 +80,10 @@ type Write struct {
 	// Where is an extra constraint the row must meet (the agent's filters,
 	// tenant scope and class-level row rules); nil means none.
 	Where query.Expr
-	// WriteACL lists the ACL entries the writer holds ("*", a user id,
-	// "role:Name"); a row changes only if its _wperm is NULL (no ACL:
-	// public) or holds one of them. nil means no ACL check (the master
-	// key).
-	WriteACL []string
+	// WriteACL is the writer's ACL restriction on `_wperm`
+	// (query.ACLEntries of the entries it holds); query.NoACLFilter for
+	// none (the master key). Its zero value changes no row.
+	WriteACL query.ACLFilter
 }
 
 // ClassNotFound returns the error for a missing class.

@@ -21,7 +21,7 @@ func discoveryTools() []*Tool {
 }
 
 type listToolsArgs struct {
-	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom)"`
+	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom, remote)"`
 }
 
 func listTools(_ context.Context, c *Call) (any, error) {
@@ -30,7 +30,7 @@ func listTools(_ context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	list := []any{}
-	for _, t := range c.Registry.Allowed(c.Scope.Agent(), c.gates(), args.Category) {
+	for _, t := range c.allowed(args.Category) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description})
 	}
 	return map[string]any{"tools": list, "categories": Categories}, nil

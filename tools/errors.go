@@ -58,6 +58,7 @@ func AsError(err error) *Error {
 	var ce *agent.ClassError
 	var de *agent.DeniedError
 	var ie *agent.InvalidError
+	var pe *agent.PointerError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -71,6 +72,13 @@ func AsError(err error) *Error {
 			d["path"] = qe.Path
 		}
 		return &Error{Code: CodeInvalidArgument, Message: qe.Error(), Details: d}
+	case errors.As(err, &pe):
+		// A Pointer to an object the agent cannot read: the answer a get
+		// of that object gives, and nothing is written.
+		e := objectNotFound(pe.Class, pe.ID)
+		e.Message = fmt.Sprintf("field %q: %s", pe.Field, e.Message)
+		e.Details["field"] = pe.Field
+		return e
 	case errors.As(err, &ce):
 		// One message and one kind for an unknown, a hidden and a
 		// filtered-out class: ce.Kind is for audit and would_permit only.

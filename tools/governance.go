@@ -60,7 +60,12 @@ func describeAgent(ctx context.Context, c *Call) (any, error) {
 		return classDescription(c.Scope.DescribeFor(ctx, args.ClassName))
 	}
 	var infos []agent.ToolInfo
-	if c.Registry != nil {
+	switch {
+	case c.Catalog != nil: // remote agents' tools too, the token's scope applied
+		for _, t := range c.Catalog("") {
+			infos = append(infos, t.Info())
+		}
+	case c.Registry != nil:
 		for _, t := range c.Registry.List() {
 			infos = append(infos, t.Info())
 		}

@@ -43,7 +43,7 @@ func TestWouldPermitTier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := agent.Verdict{Reason: "permission_tier", DeniedAt: "permission", Message: "tool create_object needs write; agent is readonly"}
+	want := agent.Verdict{Reason: "permission_tier", DeniedAt: "permission", Message: "tool create_object needs write permission; this agent is readonly"} // the words dispatch refuses with
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}

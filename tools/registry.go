@@ -29,6 +29,9 @@ const (
 	CategoryExport    = "export"
 	CategoryDiscovery = "discovery"
 	CategoryCustom    = "custom"
+	// CategoryRemote holds the tools of remote agents (federation); the
+	// server adds them, never the registry.
+	CategoryRemote = "remote"
 )
 
 // Categories describes each category in one line.
@@ -40,6 +43,7 @@ var Categories = map[string]string{
 	CategoryExport:    "Bulk export as CSV, Markdown or a text table.",
 	CategoryDiscovery: "The tool catalog itself.",
 	CategoryCustom:    "Application-registered tools without a built-in category.",
+	CategoryRemote:    "Tools of remote agents reached through the server's federation, named <type>-<id>__<tool>.",
 }
 
 // Call is one invocation of a tool.
@@ -51,6 +55,23 @@ type Call struct {
 	// Approve, when set, is asked before a destructive change runs
 	// (delete_object, delete_class, destructive methods); nil approves.
 	Approve ApproveFunc
+	// Catalog, when set, returns the tools the calling agent may call,
+	// optionally of one category: the server's full catalog (remote
+	// agents' tools included, its token's scope applied). Nil: the
+	// registry's tools the agent is allowed.
+	Catalog func(category string) []*Tool
+}
+
+// allowed returns the tools the calling agent may call (of category, when
+// not empty).
+func (c *Call) allowed(category string) []*Tool {
+	switch {
+	case c.Catalog != nil:
+		return c.Catalog(category)
+	case c.Registry == nil:
+		return nil
+	}
+	return c.Registry.Allowed(c.Scope.Agent(), c.gates(), category)
 }
 
 // withScope returns a copy of c running in scope.
@@ -230,7 +251,7 @@ func (r *Registry) List() []*Tool {
 func (r *Registry) Allowed(a *agent.Agent, gates agent.Gates, category string) []*Tool {
 	var out []*Tool
 	for _, t := range r.List() {
-		if !a.ToolAllowed(t.Info()) || gates.Check(t.Gate, t.Name) != nil {
+		if a.CheckTool(t.Info(), gates) != nil {
 			continue
 		}
 		if category != "" && !strings.EqualFold(category, t.Category) {

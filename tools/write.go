@@ -365,6 +365,10 @@ func buildSchema(args createClassArgs) (parse.Schema, error) {
 		if err := dec.Decode(&sch.CLP); err != nil {
 			return parse.Schema{}, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"class_level_permissions\": %v", strings.TrimPrefix(err.Error(), "json: ")), Details: map[string]any{"argument": "class_level_permissions"}}
 		}
+		// Stored with the omitted operations stated public, so Parse
+		// Server (which reads an omitted operation as master-key only)
+		// and parsemcp agree on what was meant.
+		sch.CLP = sch.CLP.Completed()
 	}
 	if err := sch.Validate(); err != nil {
 		return parse.Schema{}, &agent.InvalidError{Msg: err.Error()}

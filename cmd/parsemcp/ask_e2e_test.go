@@ -103,6 +103,11 @@ func TestAskInProcess(t *testing.T) {
 	if !strings.Contains(stderr, `-> count_objects {"class_name":"Ticket"}`) || !strings.Contains(stderr, "1 tool calls, 2 model turns:") || !strings.Contains(stderr, "tokens $") {
 		t.Errorf("stderr %s", stderr)
 	}
+	// Nothing is wrong, so nothing is warned of (the demo policy's admin
+	// acts with the master key: a notice for serve, not for ask).
+	if strings.Contains(stderr, "level=WARN") {
+		t.Errorf("ask warned though nothing is wrong:\n%s", stderr)
+	}
 	if !fake.Requests()[0].Stream {
 		t.Error("--stream did not stream")
 	}

@@ -53,6 +53,9 @@ func newServe() *cobra.Command {
 				return err
 			}
 			defer closeAll()
+			if err := mcpserver.CheckPoolShare(httpOpts.MaxInFlight, f.poolSize); err != nil {
+				return fmt.Errorf("--max-inflight: %w", err)
+			}
 			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() && f.fed.tokens == "" {
 				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
 			}

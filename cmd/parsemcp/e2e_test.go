@@ -45,7 +45,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "parsemcp")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	build := []string{"build", "-o", binary}
+	if raceEnabled {
+		build = append(build, "-race")
+	}
+	if out, err := exec.Command("go", append(build, ".")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -491,6 +495,16 @@ func TestServeRefusesPublicBindWithoutKey(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("/tools without the key: %d", resp.StatusCode)
+	}
+}
+
+// serve refuses a per-principal in-flight cap that is not below the
+// database pool: one agent's slow queries could hold every connection.
+func TestServeRefusesInFlightCapAtPoolSize(t *testing.T) {
+	db := fixtureDB(t)
+	_, stderr, code := run(t, nil, "serve", "--store", "sqlite:"+db, "--addr", "127.0.0.1:0", "--db-max-conns", "4", "--max-inflight", "4")
+	if code != 1 || !strings.Contains(stderr, "--max-inflight: one principal may have 4 requests in flight, and the database pool holds 4 connections") {
+		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/parsemcp/parsemcp/llm"
+	"github.com/parsemcp/parsemcp/policy"
 )
 
 // EnvServerKey is the bearer key ask and chat send to a --server;
@@ -206,6 +207,7 @@ func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, st
 	if l.store.verbose {
 		level = slog.LevelDebug
 	}
+	l.store.inProcess = true
 	srv, closeAll, err := l.store.newServer(ctx, logger(level))
 	if err != nil {
 		return nil, err
@@ -234,6 +236,9 @@ func (f *storeFlags) describe() string {
 		name := f.agentName
 		if name == "" {
 			name = f.pol.DefaultAgent
+		}
+		if p := f.pol.Profile(name); p != nil && p.Identity.Kind == policy.IdentityMaster {
+			return fmt.Sprintf("%s, agent %s with the master key (policy %s)", where, name, f.policy)
 		}
 		return fmt.Sprintf("%s, agent %s (policy %s)", where, name, f.policy)
 	case f.anonymous:

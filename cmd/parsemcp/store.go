@@ -56,6 +56,11 @@ type storeFlags struct {
 	fed             fedFlags
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
+	// inProcess is set when the server answers this process's own client
+	// (ask, chat): the master-key notices, meant for an operator exposing
+	// a server, are left out (the client's banner names the identity).
+	inProcess bool
+	poolSize  int // database connections of the opened store (0: unknown)
 }
 
 func (f *storeFlags) register(cmd *cobra.Command) {
@@ -81,7 +86,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
-	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 8); keep it above --max-inflight so one agent's slow queries cannot take every connection")
+	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 16); must stay above --max-inflight so one agent's slow queries cannot take every connection")
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 	f.fed.register(fl)
 }
@@ -122,7 +127,7 @@ func (f *storeFlags) loadPolicy(ctx context.Context, log *slog.Logger, st store.
 		return nil, fmt.Errorf("--agent %q: no such profile in the policy (have %v)", f.agentName, pol.Names())
 	}
 	for _, name := range pol.Names() {
-		if pol.Profile(name).Identity.Kind == policy.IdentityMaster {
+		if !f.inProcess && pol.Profile(name).Identity.Kind == policy.IdentityMaster {
 			log.Warn("agent profile acts with the master key: every row of every visible class, ACLs ignored", "profile", name)
 		}
 	}
@@ -217,6 +222,18 @@ func openSpec(ctx context.Context, spec string, log *slog.Logger, maxConns int) 
 		return nil, "", err
 	}
 	return st, "sqlite:" + path, nil
+}
+
+// poolSize returns how many database connections st opens at most (0
+// when it has no pool of its own).
+func poolSize(st store.Store) int {
+	switch st := st.(type) {
+	case *postgres.Store:
+		return int(st.Pool().Config().MaxConns)
+	case *sqlite.Store:
+		return st.DB().Stats().MaxOpenConnections
+	}
+	return 0
 }
 
 func sqlitePath(spec string) (string, error) {
@@ -336,7 +353,9 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 		id = agent.Identity{Mode: agent.AuthRole, Roles: f.asRoles}
 	default:
 		id = agent.Identity{Mode: agent.AuthMaster}
-		log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
+		if !f.inProcess {
+			log.Warn("agents act with the master key: every row is visible; use --as-user, --as-role or --anonymous to apply Parse ACLs", "permission", perm)
+		}
 	}
 	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
 		if tok := r.Header.Get(SessionHeader); tok != "" {
@@ -366,6 +385,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 			st.Close()
 		}
 	}()
+	f.poolSize = poolSize(st)
 	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
 		return nil, nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parsemcp/parsemcp/internal/freeport"
+	"github.com/parsemcp/parsemcp/internal/testproc"
 )
 
 // PrivateServer is a PostgreSQL cluster that belongs to one test (Private):
@@ -153,23 +154,16 @@ func (p *PrivateServer) start(extra []string, readyURL string) {
 	}
 	p.running = true
 	// pg_ctl -w waited for the postmaster; a real connection confirms it.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testproc.WaitReady(p.t, "the private PostgreSQL cluster", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		c, err := pgx.Connect(ctx, readyURL)
 		if err == nil {
 			err = c.Ping(ctx)
 			c.Close(ctx)
 		}
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("pgtest: the private cluster does not accept connections: %v\n%s", err, p.Log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	}, p.Log)
 }
 
 // Stop stops the cluster (pg_ctl stop -m fast: sessions are ended, like
@@ -195,13 +189,7 @@ func (p *PrivateServer) Restart() {
 }
 
 // Log returns the server's log so far (for failure messages).
-func (p *PrivateServer) Log() string {
-	b, err := os.ReadFile(p.logFile)
-	if err != nil {
-		return "(no server log: " + err.Error() + ")"
-	}
-	return string(b)
-}
+func (p *PrivateServer) Log() string { return testproc.ReadLog(p.logFile) }
 
 // command runs a PostgreSQL binary, as the postgres OS user when the test
 // runs as root.
@@ -225,10 +213,7 @@ func (p *PrivateServer) command(name string, args ...string) *exec.Cmd {
 // be made here.
 func unavailable(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI requires a private PostgreSQL cluster: %s", why)
-	}
-	t.Skipf("no private PostgreSQL cluster: %s", why)
+	testproc.Unavailable(t, "no private PostgreSQL cluster: "+why)
 }
 
 // postgresBin finds the directory of initdb and pg_ctl.

@@ -243,6 +243,17 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
+	// Streamed: the event flow of Anthropic's documentation
+	// (https://docs.anthropic.com/en/api/messages-streaming, now also
+	// https://platform.claude.com/docs/build-with-claude/streaming):
+	// message_start with empty content, per content block a
+	// content_block_start, its deltas (text_delta; input_json_delta for a
+	// tool_use block, which starts with "input":{} and an empty
+	// partial_json) and a content_block_stop, ping events among them, then
+	// message_delta with the stop_reason and the output tokens, and
+	// message_stop; an error mid-stream is an "error" event. Its example
+	// "streaming request with tool use" is
+	// testdata/anthropic_tool_use_stream.txt.
 	st := newSSE(w)
 	st.event("message_start", mustJSON(map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": req.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,

@@ -209,7 +209,21 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
-	// Streamed: chunks as the API sends them, then [DONE].
+	// Streamed: chunks as the API sends them, then [DONE]. The shapes
+	// follow OpenAI's documented examples: the chunk object of the API
+	// reference (https://platform.openai.com/docs/api-reference/chat-streaming:
+	// a first delta with the role and empty content, content deltas, an
+	// empty delta with the finish_reason, with stream_options.include_usage
+	// "usage":null on each chunk and a last chunk with empty choices and
+	// the usage) and the streamed tool calls of the function-calling guide
+	// (https://platform.openai.com/docs/guides/function-calling#streaming:
+	// the first delta of a call holds its index, id, type and name with
+	// empty arguments, the following ones only its index and a piece of the
+	// arguments). As the API sends them, a reply that starts with a tool
+	// call carries the role in the same first delta, and a delta leaves out
+	// the fields it does not set (the guide prints the SDK's objects, whose
+	// unset fields show as None). testdata/openai_tool_call_stream.txt holds
+	// the guide's example itself.
 	st := newSSE(w)
 	chunk := func(delta map[string]any, finish any) {
 		c := map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1741569952, "model": req.Model,
@@ -220,9 +234,14 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 		}
 		st.event("", mustJSON(c))
 	}
+	callStart := func(i int, c Call) []any {
+		return []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}}
+	}
 	first := map[string]any{"role": "assistant", "content": "", "refusal": nil}
-	if reply.Text == "" && len(reply.Calls) > 0 {
+	toolFirst := reply.Text == "" && len(reply.Calls) > 0
+	if toolFirst {
 		first["content"] = nil
+		first["tool_calls"] = callStart(0, reply.Calls[0])
 	}
 	chunk(first, nil)
 	for i, p := range words(reply.Text) {
@@ -233,9 +252,11 @@ func (s *Server) openAI(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for i, c := range reply.Calls {
-		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil)
+		if i > 0 || !toolFirst {
+			chunk(map[string]any{"tool_calls": callStart(i, c)}, nil)
+		}
 		for _, p := range pieces(c.Args, 7) {
-			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": nil, "type": nil, "function": map[string]any{"name": nil, "arguments": p}}}}, nil)
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": p}}}}, nil)
 		}
 	}
 	chunk(map[string]any{}, finish)

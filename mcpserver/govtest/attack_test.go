@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
@@ -254,6 +255,32 @@ func attackTable() []attack {
 			code: "not_found", twin: [2]string{"Order", "Ghost"}},
 		{name: "hidden/master_sees_except_master", pol: "test", profile: "root", target: "count_objects", args: m{"class_name": "Customer"},
 			want: wantNum("count", func(t *testing.T, e *env) int { return len(e.all(t, "Customer")) })},
+		// Parse's system classes are hidden from the master key too unless
+		// the policy unhides them; the internal fields are gone for it too.
+		{name: "hidden/session_from_master", pol: "test", profile: "root", target: "query_class", args: m{"class_name": "_Session"},
+			code: "not_found", twin: [2]string{"_Session", "_Ghostly"}},
+		{name: "hidden/job_status_from_master", pol: "test", profile: "root", target: "get_schema", args: m{"class_name": "_JobStatus"},
+			code: "not_found", twin: [2]string{"_JobStatus", "_Ghostly00"}},
+		{name: "internal/authdata_from_master", pol: "test", profile: "root", target: "query_class", args: m{"class_name": "_User", "keys": []string{"authData"}},
+			code: "invalid_argument", twin: [2]string{"authData", "zzzzzzzz"}},
+		{name: "internal/master_user_rows", pol: "test", profile: "root", target: "query_class", args: m{"class_name": "_User", "limit": 1000},
+			want: lacks(`"authData"`, "_hashed_password", "sessionToken", `"password"`)},
+
+		// ---- class-level permissions as Parse Server reads them ----------------
+		// Partial's stored CLP names get and create only: find and count are
+		// master-key only (Parse Server's adapters fill them with {}).
+		{name: "clp/partial_find_refused", pol: "test", profile: "member", target: "query_class", args: m{"class_name": "Partial"},
+			code: "permission_denied", detail: "clp", msg: "class-level permissions of Partial do not allow find for this agent"},
+		{name: "clp/partial_count_refused", pol: "test", profile: "norole", target: "count_objects", args: m{"class_name": "Partial"},
+			code: "permission_denied", detail: "clp"},
+		{name: "clp/partial_get_allowed", pol: "test", profile: "member", target: "get_object", args: m{"class_name": "Partial", "object_id": "@PARTIAL@"},
+			want: func(t *testing.T, e *env, out map[string]any) {
+				if o := out["object"].(map[string]any); o["label"] != "partial" || o["objectId"] != e.vars["PARTIAL"] {
+					t.Fatalf("object %v", o)
+				}
+			}},
+		{name: "clp/partial_master_finds", pol: "test", profile: "root", target: "count_objects", args: m{"class_name": "Partial"},
+			want: wantNum("count", func(*testing.T, *env) int { return 1 })},
 		{name: "hidden/all_schemas", pol: "test", profile: "member", target: "get_all_schemas", args: m{},
 			want: func(t *testing.T, e *env, out map[string]any) {
 				var custom, builtIn []string
@@ -263,7 +290,7 @@ func attackTable() []attack {
 				for _, c := range out["built_in"].([]any) {
 					builtIn = append(builtIn, c.(map[string]any)["name"].(string))
 				}
-				if want := []string{"Comment", "Organization", "Product", "Project", "Ticket", "Vault"}; !slices.Equal(custom, want) {
+				if want := []string{"Comment", "Organization", "Partial", "Product", "Project", "Ticket", "Vault"}; !slices.Equal(custom, want) {
 					t.Fatalf("custom classes %v, want %v", custom, want)
 				}
 				if want := []string{"_Role", "_User"}; !slices.Equal(builtIn, want) {
@@ -275,7 +302,7 @@ func attackTable() []attack {
 		{name: "hidden/complete_order", pol: "test", profile: "member", kind: kindComplete, target: "parse://{className}/schema", args: "Or",
 			want: wantJSON(map[string]string{"values": `["Organization"]`})},
 		{name: "hidden/resources_list", pol: "test", profile: "member", kind: kindRes,
-			want: wantJSON(map[string]string{"classes": `["Comment","Organization","Product","Project","Ticket","Vault","_Role","_User"]`})},
+			want: wantJSON(map[string]string{"classes": `["Comment","Organization","Partial","Product","Project","Ticket","Vault","_Role","_User"]`})},
 		{name: "hidden/prompt", pol: "test", profile: "member", kind: kindPrompt, target: "class_overview", args: map[string]string{"class_name": "Order"},
 			code: errRPC, twin: [2]string{"Order", "Ghost"}},
 		{name: "hidden/resource_count", pol: "test", profile: "member", kind: kindResource, target: "parse://Order/count",
@@ -334,7 +361,7 @@ func attackTable() []attack {
 				for _, c := range out["custom"].([]any) {
 					custom = append(custom, c.(map[string]any)["name"].(string))
 				}
-				if !slices.Equal(custom, []string{"Project"}) {
+				if !slices.Equal(custom, []string{"Partial", "Project"}) {
 					t.Fatalf("classes starting with P: %v", custom)
 				}
 			}},
@@ -582,6 +609,65 @@ func attackTable() []attack {
 			args: m{"class_name": "Project", "method_name": "archive", "object_id": projectWebsite}, unchanged: []string{"Project#" + projectWebsite},
 			code: "permission_denied", detail: "permission_tier", msg: "method Project.archive needs admin permission; this agent is write"},
 
+		// ---- a write's Pointers name objects the agent can read ------------------
+		// A Pointer to an object the agent could not read (another tenant's,
+		// one its filter hides, one its ACL hides, a missing one) is refused
+		// like a get of it, and nothing is written.
+		{name: "wptr/method_cross_tenant_ticket", pol: "demo", profile: "support", gates: agent.Gates{WriteTools: true}, target: "call_method",
+			args: m{"class_name": "Comment", "method_name": "add", "arguments": m{"ticket": "@GLOBEX_TICKET@", "body": "PTR-X-TENANT"}},
+			code: "not_found", detail: "object_not_found", msg: `field "ticket": Object not found: Ticket#@GLOBEX_TICKET@`,
+			twin: [2]string{"@GLOBEX_TICKET@", missingTicket}, after: noRowWith("Comment", "body", "PTR-X-TENANT")},
+		{name: "wptr/method_filter_hidden_ticket", pol: "demo", profile: "support", gates: agent.Gates{WriteTools: true}, target: "call_method",
+			// readable by its ACL (public read), closed: support's filter hides it.
+			args: m{"class_name": "Comment", "method_name": "add", "arguments": m{"ticket": ticketPublicRead, "body": "PTR-FILTERED"}},
+			code: "not_found", msg: `field "ticket": Object not found: Ticket#` + ticketPublicRead,
+			twin: [2]string{ticketPublicRead, missingTicket}, after: noRowWith("Comment", "body", "PTR-FILTERED")},
+		{name: "wptr/method_missing_ticket", pol: "demo", profile: "support", gates: agent.Gates{WriteTools: true}, target: "call_method",
+			args: m{"class_name": "Comment", "method_name": "add", "arguments": m{"ticket": missingTicket, "body": "PTR-MISSING"}},
+			code: "not_found", msg: `field "ticket": Object not found: Ticket#` + missingTicket, after: noRowWith("Comment", "body", "PTR-MISSING")},
+		{name: "wptr/create_acl_hidden_ticket", pol: "test", profile: "member", gates: allGates, target: "create_object",
+			// an Acme ticket only role Admin may read.
+			args: m{"class_name": "Comment", "object": m{"ticket": pointer("Ticket", "@ADMIN_ONLY_TICKET@"), "body": "PTR-ACL"}},
+			code: "not_found", twin: [2]string{"@ADMIN_ONLY_TICKET@", missingTicket}, after: noRowWith("Comment", "body", "PTR-ACL")},
+		{name: "wptr/create_cross_tenant_project", pol: "test", profile: "member", gates: allGates, target: "create_object",
+			args: m{"class_name": "Ticket", "object": m{"title": "PTR-X-PROJECT", "project": pointer("Project", "@GLOBEX_PROJECT@")}},
+			code: "not_found", msg: `field "project": Object not found: Project#@GLOBEX_PROJECT@`,
+			twin: [2]string{"@GLOBEX_PROJECT@", "PZZZZZZZZZ"}, after: noRowWith("Ticket", "title", "PTR-X-PROJECT")},
+		{name: "wptr/create_dry_run_cross_tenant", pol: "test", profile: "member", gates: allGates, target: "create_object",
+			args: m{"class_name": "Ticket", "object": m{"title": "PTR-X-DRY", "project": pointer("Project", "@GLOBEX_PROJECT@")}, "dry_run": true},
+			code: "not_found", twin: [2]string{"@GLOBEX_PROJECT@", "PZZZZZZZZZ"}},
+		{name: "wptr/update_cross_tenant_customer", pol: "demo", profile: "support", gates: allGates, target: "update_object",
+			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"customer": pointer("Customer", "@GLOBEX_CUSTOMER@")}},
+			code: "not_found", msg: `field "customer": Object not found: Customer#@GLOBEX_CUSTOMER@`,
+			twin: [2]string{"@GLOBEX_CUSTOMER@", "CZZZZZZZZZ"}, unchanged: []string{"Ticket#" + ticketOrg}},
+		{name: "wptr/update_array_cross_tenant", pol: "demo", profile: "support", gates: allGates, target: "update_object",
+			// a Pointer held in an Array field is checked like a Pointer field.
+			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"tags": []any{"ok", pointer("Ticket", "@GLOBEX_TICKET@")}}},
+			code: "not_found", msg: `field "tags": Object not found: Ticket#@GLOBEX_TICKET@`,
+			twin: [2]string{"@GLOBEX_TICKET@", missingTicket}, unchanged: []string{"Ticket#" + ticketOrg}},
+		{name: "wptr/update_readable_pointer", pol: "test", profile: "member", gates: allGates, target: "update_object",
+			// the same update naming the agent's own tenant's project passes.
+			args: m{"class_name": "Ticket", "object_id": ticketOrg, "object": m{"project": pointer("Project", projectWebsite)}},
+			want: func(t *testing.T, e *env, out map[string]any) {
+				if _, id, _ := parse.PointerID(e.raw(t, "Ticket", ticketOrg)["project"]); id != projectWebsite {
+					t.Fatalf("project not written: %v", e.raw(t, "Ticket", ticketOrg)["project"])
+				}
+			}},
+
+		// ---- objects an agent creates get an ACL ------------------------------
+		{name: "create_acl/demo_default_acl", pol: "demo", profile: "support", gates: agent.Gates{WriteTools: true}, target: "call_method",
+			// the demo policy's default_acl: the tenant's org role and the creator.
+			args: m{"class_name": "Comment", "method_name": "add", "arguments": m{"ticket": ticketOrg, "body": "ACL-DEMO-DEFAULT"}},
+			want: createdACL("Comment", "body", "ACL-DEMO-DEFAULT", m{"role:org-acme": m{"read": true, "write": true}, demo.SupportUserID: m{"read": true, "write": true}})},
+		{name: "create_acl/creator_only", pol: "test", profile: "member", gates: allGates, target: "create_object",
+			// no default_acl declared: the creating user alone.
+			args: m{"class_name": "Ticket", "object": m{"title": "ACL-CREATOR-ONLY"}},
+			want: createdACL("Ticket", "title", "ACL-CREATOR-ONLY", m{demo.MemberUserID: m{"read": true, "write": true}})},
+		{name: "create_acl/master_none", pol: "test", profile: "root", gates: allGates, target: "create_object",
+			// the master key's objects get no ACL, as Parse Server's.
+			args: m{"class_name": "Ticket", "object": m{"title": "ACL-MASTER", "org": orgPtr(acme)}},
+			want: createdACL("Ticket", "title", "ACL-MASTER", nil)},
+
 		// ---- writes honour the row's write ACL and never half-apply -------------
 		{name: "wperm/update_public_read_ticket", pol: "test", profile: "norole", gates: allGates, target: "update_object",
 			args: m{"class_name": "Ticket", "object_id": ticketPublicRead, "object": m{"title": "PWNED"}},
@@ -703,6 +789,40 @@ func attackTable() []attack {
 }
 
 // lacks checks that the answer names none of strs.
+// noRowWith checks that no row of class has field = value (a refused write
+// wrote nothing).
+func noRowWith(class, field string, value any) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		for _, r := range e.all(t, class) {
+			if r[field] == value {
+				t.Fatalf("a refused write wrote %v", r)
+			}
+		}
+	}
+}
+
+// createdACL checks the ACL of the one row of class whose field is value.
+func createdACL(class, field string, value any, want map[string]any) func(*testing.T, *env, map[string]any) {
+	return func(t *testing.T, e *env, _ map[string]any) {
+		var rows []parse.Object
+		for _, r := range e.all(t, class) {
+			if r[field] == value {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) != 1 {
+			t.Fatalf("%d rows of %s with %s=%v, want 1", len(rows), class, field, value)
+		}
+		var got map[string]any
+		if a, ok := rows[0][parse.FieldACL].(map[string]any); ok {
+			got = a
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("ACL of the created %s (-want +got):\n%s", class, d)
+		}
+	}
+}
+
 func lacks(strs ...string) func(*testing.T, *env, map[string]any) {
 	return func(t *testing.T, e *env, out map[string]any) {
 		t.Helper()

@@ -113,7 +113,7 @@ func newEnv(t *testing.T, name string, st store.Store) *env {
 // set changes one object with the master key (no governance).
 func (e *env) set(t *testing.T, class, id string, fields parse.Object) {
 	t.Helper()
-	if _, _, err := e.st.Update(context.Background(), store.Write{Class: class, ID: id}, fields); err != nil {
+	if _, _, err := e.st.Update(context.Background(), store.Write{WriteACL: query.NoACLFilter, Class: class, ID: id}, fields); err != nil {
 		t.Fatalf("plant %s#%s: %v", class, id, err)
 	}
 }
@@ -132,6 +132,7 @@ func (e *env) plant(t *testing.T) {
 	e.set(t, "Ticket", globexTickets[0], parse.Object{"title": markGlobex, "status": "open", "ACL": map[string]any{"*": map[string]any{"read": true}}})
 	e.set(t, "Ticket", globexTickets[1], parse.Object{"title": markGlobexOpen, "status": "open", "ACL": map[string]any{"*": map[string]any{"read": true, "write": true}}})
 	e.vars["GLOBEX_PROJECT"] = e.ids(t, "Project", func(r parse.Object) bool { return orgOf(r) == globex })[0]
+	e.vars["GLOBEX_CUSTOMER"] = e.ids(t, "Customer", func(r parse.Object) bool { return orgOf(r) == globex })[0]
 
 	// The public-read ticket is closed (the support agent's filter hides
 	// it); the org ticket is open, tagged and points to a customer.
@@ -194,9 +195,21 @@ func (e *env) plant(t *testing.T) {
 	vault := parse.NewSchema("Vault")
 	vault.Fields["label"] = parse.Field{Type: parse.TypeString}
 	vault.Fields["secretCode"] = parse.Field{Type: parse.TypeString}
-	vault.CLP.ProtectedFields = map[string][]string{"*": {"secretCode"}}
+	vault.CLP = parse.CLP{ProtectedFields: map[string][]string{"*": {"secretCode"}}}.Completed()
 	vault.Indexes = map[string]map[string]int{"vault_label_1": {"label": 1}, "vault_code_1": {"secretCode": 1}}
 	if err := e.st.CreateClass(ctx, vault); err != nil {
+		t.Fatal(err)
+	}
+
+	// A class whose stored CLP names only get and create.
+	partial := parse.NewSchema("Partial")
+	partial.Fields["label"] = parse.Field{Type: parse.TypeString}
+	partial.CLP = parse.CLP{Get: parse.PublicPerm(), Create: parse.PublicPerm()}
+	if err := e.st.CreateClass(ctx, partial); err != nil {
+		t.Fatal(err)
+	}
+	e.vars["PARTIAL"] = "PPartial01"
+	if err := e.st.Create(ctx, "Partial", []parse.Object{{parse.FieldObjectID: "PPartial01", "label": "partial"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -213,7 +226,7 @@ func (e *env) plant(t *testing.T) {
 // all returns every row of class, read with the master key.
 func (e *env) all(t *testing.T, class string) []parse.Object {
 	t.Helper()
-	rows, err := e.st.Find(context.Background(), &query.Query{Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+	rows, err := e.st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 	if err != nil {
 		t.Fatalf("read %s: %v", class, err)
 	}
@@ -223,7 +236,7 @@ func (e *env) all(t *testing.T, class string) []parse.Object {
 // raw returns one row read with the master key (nil when missing).
 func (e *env) raw(t *testing.T, class, id string) parse.Object {
 	t.Helper()
-	rows, err := e.st.Find(context.Background(), &query.Query{Class: class, Limit: 1,
+	rows, err := e.st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: 1,
 		Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ var _ query.PipelineDialect = dialect{}
 func PipelineDialect() query.PipelineDialect { return dialect{} }
 
 // Aggregate runs a parsed pipeline on class.
-func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL []string) ([]map[string]any, error) {
+func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
 	if p.Class != class {
 		return nil, fmt.Errorf("pipeline was parsed for class %s, not %s", p.Class, class)
 	}

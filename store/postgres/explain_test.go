@@ -42,7 +42,7 @@ func TestExplain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := st.Explain(ctx, &query.Query{Class: "Thing", Where: w, Limit: 100})
+		p, err := st.Explain(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Thing", Where: w, Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}

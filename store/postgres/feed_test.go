@@ -81,7 +81,7 @@ func findNote(t *testing.T, st *postgres.Store, id string) parse.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := st.Find(context.Background(), &query.Query{Class: "Note", Where: w, Limit: -1})
+	rows, err := st.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: "Note", Where: w, Limit: -1})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("find %s: %v %v", id, rows, err)
 	}
@@ -326,7 +326,7 @@ func TestFeedReconnect(t *testing.T) {
 		}
 		want = append(want, id)
 	}
-	if _, _, err := st.Update(ctx, store.Write{Class: "Note", ID: "down00"}, parse.Object{"n": 100.0}); err != nil {
+	if _, _, err := st.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: "down00"}, parse.Object{"n": 100.0}); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, "down00")

@@ -27,7 +27,7 @@ func TestDeadlineCancelsInDatabase(t *testing.T) {
 	}
 	qctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
-	_, err = st.Count(qctx, &query.Query{Class: "Big", Where: w})
+	_, err = st.Count(qctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Big", Where: w})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want a deadline error, got %v", err)
 	}

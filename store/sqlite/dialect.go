@@ -62,9 +62,13 @@ func (dialect) JSONScalar(col string, sub []string, param func(any) string, cmp 
 // text) and nulls become the BLOB x'ff', which equals nothing ArrayElem
 // binds but, unlike NULL, is not unknown: it is NOT IN every list, so
 // $containedBy and $nor see such an element as PostgreSQL sees its jsonb
-// null or nested value (none of the scalars).
+// null or nested value (none of the scalars). An object becomes the BLOB
+// "o" and its minified JSON (this store writes objects with sorted keys,
+// as encoding/json does), which equals what ArrayElem binds for the same
+// object (a Pointer in an array of Pointers) and never a scalar.
 const arrayElem = "(CASE je.type WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' " +
-	"WHEN 'text' THEN je.value WHEN 'integer' THEN je.value WHEN 'real' THEN je.value ELSE x'ff' END)"
+	"WHEN 'text' THEN je.value WHEN 'integer' THEN je.value WHEN 'real' THEN je.value " +
+	"WHEN 'object' THEN CAST('o' || json(je.value) AS BLOB) ELSE x'ff' END)"
 
 func (dialect) ArrayAny(col string, cond func(string) string) string {
 	return "EXISTS (SELECT 1 FROM json_each(" + col + ") AS je WHERE " + cond(arrayElem) + ")"
@@ -80,14 +84,18 @@ func (dialect) Regex(expr, pattern string, flags query.RegexFlags, param func(an
 	return "parsemcp_regexp(" + param(query.GoRegexPrefix(flags)+pattern) + ", " + expr + ")"
 }
 
-// ArrayElem binds a value compared with arrayElem: booleans as the BLOBs
-// arrayElem renders them as.
+// ArrayElem binds a value compared with arrayElem: booleans and objects
+// as the BLOBs arrayElem renders them as.
 func (d dialect) ArrayElem(v any) (any, string) {
-	if b, ok := v.(bool); ok {
-		if b {
+	switch x := v.(type) {
+	case bool:
+		if x {
 			return []byte{1}, ""
 		}
 		return []byte{0}, ""
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		return append([]byte("o"), b...), ""
 	}
 	return d.Value(v), ""
 }

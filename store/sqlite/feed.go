@@ -422,7 +422,7 @@ func (p *poller) scanClass(ctx context.Context, tx *sql.Tx, sch parse.Schema, st
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+p.s.d.Ident(sch.ClassName)).Scan(&n); err != nil {
 		return nil, nil, false, err
 	}
-	q := &query.Query{Class: sch.ClassName, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldUpdatedAt}, {Field: parse.FieldObjectID}}}
+	q := &query.Query{ReadACL: query.NoACLFilter, Class: sch.ClassName, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldUpdatedAt}, {Field: parse.FieldObjectID}}}
 	if st.mark != "" {
 		w, err := query.ParseWhere(sch, map[string]any{parse.FieldUpdatedAt: map[string]any{"$gte": map[string]any{"__type": "Date", "iso": st.mark}}})
 		if err != nil {

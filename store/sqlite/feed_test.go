@@ -46,7 +46,7 @@ func findID(t *testing.T, s store.Store, class, id string) parse.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.Find(context.Background(), &query.Query{Class: class, Where: w, Limit: -1})
+	rows, err := s.Find(context.Background(), &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: w, Limit: -1})
 	if err != nil || len(rows) != 1 {
 		t.Fatalf("find %s %s: %v %v", class, id, rows, err)
 	}
@@ -78,7 +78,7 @@ func TestFeedOtherProcess(t *testing.T) {
 	if c := got[0]; c.Op != store.ChangeCreate || c.Class != "Note" || c.ObjectID != "b1" || c.Before != nil || !same(c.After, want) {
 		t.Fatalf("foreign create:\n%s\nwant After %v", storetest.DescribeChanges(got), want)
 	}
-	if _, _, err := b.Update(ctx, store.Write{Class: "Note", ID: "b1"}, parse.Object{"text": "edited"}); err != nil {
+	if _, _, err := b.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: "b1"}, parse.Object{"text": "edited"}); err != nil {
 		t.Fatal(err)
 	}
 	got = r.WaitFor(t, 2)
@@ -93,7 +93,7 @@ func TestFeedOtherProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(25 * time.Millisecond) // let a poll run between them
-		if _, _, err := a.Update(ctx, store.Write{Class: "Note", ID: id}, parse.Object{"n": float64(i + 10)}); err != nil {
+		if _, _, err := a.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: id}, parse.Object{"n": float64(i + 10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestFeedOtherProcess(t *testing.T) {
 		}
 	}
 
-	if _, err := b.Delete(ctx, store.Write{Class: "Note", ID: "b1"}); err != nil {
+	if _, err := b.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Note", ID: "b1"}); err != nil {
 		t.Fatal(err)
 	}
 	got = r.WaitFor(t, 13)

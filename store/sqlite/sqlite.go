@@ -399,8 +399,10 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 }
 
 // DefaultMaxConns is how many connections a Store opens at most (readers
-// run in parallel under WAL; writers take turns).
-const DefaultMaxConns = 8
+// run in parallel under WAL; writers take turns). It is above the HTTP
+// server's per-principal in-flight cap (mcpserver.DefaultMaxInFlight, 8),
+// so one agent's slow queries leave connections for the others.
+const DefaultMaxConns = 16
 
 // WithMaxConns sets how many connections the Store opens at most (serve
 // --db-max-conns); 0 or less keeps DefaultMaxConns.

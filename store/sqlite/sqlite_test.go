@@ -65,7 +65,7 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close()
-	rows, err := s.Find(ctx, &query.Query{Class: "Game", Limit: -1, Keys: []string{"title"}})
+	rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Game", Limit: -1, Keys: []string{"title"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 )
@@ -11,6 +13,42 @@ import (
 var aclTests = []subtest{
 	{"ReadACL", testReadACL},
 	{"ACLRoundTrip", testACLRoundTrip},
+	{"UnsetACLFilter", testUnsetACLFilter},
+}
+
+// testUnsetACLFilter: a read, a count, a pipeline or a write whose ACL
+// filter was never set reaches no row, not every row (a forgotten filter
+// fails closed); query.NoACLFilter reaches them all.
+func testUnsetACLFilter(t *testing.T, s store.Store) {
+	loadDocs(t, s)
+	if rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1}); len(rows) != 0 {
+		t.Errorf("Find with an unset ReadACL returned %v", ids(rows))
+	}
+	if n := mustCount(t, s, &query.Query{Class: "Doc", Limit: -1}); n != 0 {
+		t.Errorf("Count with an unset ReadACL = %d", n)
+	}
+	if n := mustCount(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: query.NoACLFilter}); n != 8 {
+		t.Errorf("Count with NoACLFilter = %d, want 8", n)
+	}
+	p, err := query.ParsePipelineJSON(mustSchema(t, s, "Doc"), nil, []byte(`[{"$group": {"_id": null, "n": {"$sum": 1}}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.Aggregate(ctx, "Doc", p, query.ACLFilter{})
+	if err != nil || len(rows) != 0 {
+		t.Errorf("Aggregate with an unset ACL filter: %v, %v", rows, err)
+	}
+	// d1 has no ACL: any set filter may write it, an unset one may not.
+	_, _, err = s.Update(ctx, store.Write{Class: "Doc", ID: "d1"}, parse.Object{"title": "unset"})
+	if !errors.Is(err, store.ErrObjectNotFound) {
+		t.Errorf("Update with an unset WriteACL: %v, want ErrObjectNotFound", err)
+	}
+	if _, err := s.Delete(ctx, store.Write{Class: "Doc", ID: "d1"}); !errors.Is(err, store.ErrObjectNotFound) {
+		t.Errorf("Delete with an unset WriteACL: %v, want ErrObjectNotFound", err)
+	}
+	if got := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: query.NoACLFilter, Where: where(t, s, "Doc", `{"objectId": "d1"}`)}); len(got) != 1 || got[0]["title"] != "d1" {
+		t.Errorf("a refused write changed d1: %v", got)
+	}
 }
 
 // The ACL fixture, class Doc (title = objectId):
@@ -66,31 +104,31 @@ func testReadACL(t *testing.T, s store.Store) {
 		if c.acl == nil {
 			what = "ReadACL nil"
 		}
-		rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: c.acl})
+		rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: aclOf(c.acl)})
 		equalIDs(t, "Find "+what, ids(rows), c.want)
-		if n := mustCount(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: c.acl}); n != int64(len(c.want)) {
+		if n := mustCount(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: aclOf(c.acl)}); n != int64(len(c.want)) {
 			t.Errorf("Count %s = %d, want %d", what, n, len(c.want))
 		}
 	}
 
 	// ReadACL combines with the where, order, limit and skip.
-	q := &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: []string{"*", "u1"},
+	q := &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: query.ACLEntries("*", "u1"),
 		Where: where(t, s, "Doc", `{"objectId": {"$in": ["d1", "d3", "d4", "d5"]}}`)}
 	equalIDs(t, "Find ReadACL [* u1] with where", ids(mustFind(t, s, q)), []string{"d1", "d3"})
 	if n := mustCount(t, s, q); n != 2 {
 		t.Errorf("Count ReadACL [* u1] with where = %d, want 2", n)
 	}
-	q = &query.Query{Class: "Doc", Limit: 2, Skip: 1, Order: order(t, s, "Doc", "-title"), ReadACL: []string{"*", "role:Admin"}}
+	q = &query.Query{Class: "Doc", Limit: 2, Skip: 1, Order: order(t, s, "Doc", "-title"), ReadACL: query.ACLEntries("*", "role:Admin")}
 	equalIDs(t, "Find ReadACL [* role:Admin] order -title limit 2 skip 1", ids(mustFind(t, s, q)), []string{"d4", "d2"})
 	if n := mustCount(t, s, q); n != 4 {
 		t.Errorf("Count ReadACL [* role:Admin] = %d, want 4", n)
 	}
-	q = &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: []string{"*"},
+	q = &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: query.ACLEntries("*"),
 		Where: where(t, s, "Doc", `{"$or": [{"title": "d3"}, {"title": "d2"}]}`)}
 	equalIDs(t, "Find ReadACL [*] with $or", ids(mustFind(t, s, q)), []string{"d2"})
 
 	// The rows a reader sees are whole, ACL included.
-	rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: []string{"u2"}, Keys: []string{"ACL"}})
+	rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Order: byID, ReadACL: query.ACLEntries("u2"), Keys: []string{"ACL"}})
 	equalRows(t, "Find ReadACL [u2]", stripDates(rows), `[
 	  {"objectId": "d1"},
 	  {"objectId": "d7", "ACL": {"u2": {"read": true}, "role:Staff": {"read": true}}}
@@ -101,7 +139,7 @@ func testReadACL(t *testing.T, s store.Store) {
 // back as no ACL key, an empty ACL as {}.
 func testACLRoundTrip(t *testing.T, s store.Store) {
 	loadDocs(t, s)
-	rows := mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Order: order(t, s, "Doc", "objectId")})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Doc", Limit: -1, Order: order(t, s, "Doc", "objectId")})
 	equalRows(t, "Find(Doc)", stripDates(rows), `[
 	  {"objectId": "d1", "title": "d1"},
 	  {"objectId": "d2", "title": "d2", "ACL": {"*": {"read": true}}},
@@ -114,9 +152,9 @@ func testACLRoundTrip(t *testing.T, s store.Store) {
 	]`)
 	// An entry granting nothing carries no right, as in Parse.
 	mustCreate(t, s, "Doc", decodeObjects(t, `[{"objectId": "d9", "title": "d9", "ACL": {"u1": {"read": false, "write": false}, "u2": {"read": true, "write": false}}}]`))
-	rows = mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, Where: where(t, s, "Doc", `{"objectId": "d9"}`)})
+	rows = mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Doc", Limit: -1, Where: where(t, s, "Doc", `{"objectId": "d9"}`)})
 	equalRows(t, "Find(d9)", stripDates(rows), `[{"objectId": "d9", "title": "d9", "ACL": {"u2": {"read": true}}}]`)
-	equalIDs(t, "d9 visible to u1", ids(mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: []string{"u1"},
+	equalIDs(t, "d9 visible to u1", ids(mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: query.ACLEntries("u1"),
 		Where: where(t, s, "Doc", `{"objectId": "d9"}`)})), nil)
 }
 
@@ -128,4 +166,13 @@ func stripDates(rows []map[string]any) []map[string]any {
 		delete(r, "updatedAt")
 	}
 	return rows
+}
+
+// aclOf is the filter a test case's entries mean: nil for none (the
+// master key), else those entries.
+func aclOf(entries []string) query.ACLFilter {
+	if entries == nil {
+		return query.NoACLFilter
+	}
+	return query.ACLEntries(entries...)
 }

@@ -65,6 +65,17 @@ func parseWith(t *testing.T, s store.Store, class, js string) query.Expr {
 	if err != nil {
 		t.Fatalf("parse %s %s: %v", class, js, err)
 	}
+	return openSubqueries(t, e)
+}
+
+// openSubqueries gives e's sub-queries no ACL restriction, as the master
+// key reads: a sub-query's ACL filter is never implied (unset, it reaches
+// no row).
+func openSubqueries(t *testing.T, e query.Expr) query.Expr {
+	t.Helper()
+	if err := query.Subqueries(e, func(q *query.Query) error { q.ReadACL = query.NoACLFilter; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 
@@ -105,13 +116,13 @@ func testCrossClass(t *testing.T, s store.Store) {
 		for _, v := range decode(t, c.want).([]any) {
 			want = append(want, v.(string))
 		}
-		rows, err := s.Find(ctx, &query.Query{Class: c.class, Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+		rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: c.class, Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 		if err != nil {
 			t.Errorf("Find %s %s: %v", c.class, c.where, err)
 			continue
 		}
 		equalIDs(t, c.class+" "+c.where, ids(rows), sorted(want))
-		n, err := s.Count(ctx, &query.Query{Class: c.class, Where: w})
+		n, err := s.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: c.class, Where: w})
 		if err != nil || n != int64(len(want)) {
 			t.Errorf("Count %s %s = %d (%v), want %d", c.class, c.where, n, err, len(want))
 		}
@@ -122,12 +133,12 @@ func testNearSphereOrder(t *testing.T, s store.Store) {
 	loadTeams(t, s)
 	// From New York: New York, London, Paris; Gray has no hq.
 	w := parseWith(t, s, "Team", `{"hq": {"$nearSphere": {"__type": "GeoPoint", "latitude": 40.71, "longitude": -74.00}}}`)
-	rows := mustFind(t, s, &query.Query{Class: "Team", Where: w, Limit: -1})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Team", Where: w, Limit: -1})
 	if got := ids(rows); !slices.Equal(got, []string{"t3", "t2", "t1"}) {
 		t.Fatalf("nearest first: %v", got)
 	}
 	// An explicit order wins over distance.
-	rows = mustFind(t, s, &query.Query{Class: "Team", Where: w, Limit: -1, Order: []query.OrderKey{{Field: "rank"}}})
+	rows = mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Team", Where: w, Limit: -1, Order: []query.OrderKey{{Field: "rank"}}})
 	if got := ids(rows); !slices.Equal(got, []string{"t1", "t2", "t3"}) {
 		t.Fatalf("explicit order: %v", got)
 	}
@@ -138,16 +149,16 @@ func testNearSphereOrder(t *testing.T, s store.Store) {
 func testSubqueryReadACL(t *testing.T, s store.Store) {
 	loadTeams(t, s)
 	w := parseWith(t, s, "Task", `{"team": {"$inQuery": {"className": "Team", "where": {"rank": {"$lte": 3}}}}}`)
-	if err := query.Subqueries(w, func(q *query.Query) error { q.ReadACL = []string{"*"}; return nil }); err != nil {
+	if err := query.Subqueries(w, func(q *query.Query) error { q.ReadACL = query.ACLEntries("*"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	rows := mustFind(t, s, &query.Query{Class: "Task", Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Task", Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 	equalIDs(t, "public reader", ids(rows), []string{"k1", "k2"})
 	w = parseWith(t, s, "Task", `{"team": {"$notInQuery": {"className": "Team", "where": {"rank": {"$lte": 3}}}}}`)
-	_ = query.Subqueries(w, func(q *query.Query) error { q.ReadACL = []string{"*"}; return nil })
-	rows = mustFind(t, s, &query.Query{Class: "Task", Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+	_ = query.Subqueries(w, func(q *query.Query) error { q.ReadACL = query.ACLEntries("*"); return nil })
+	rows = mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Task", Where: w, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 	equalIDs(t, "public reader, notInQuery", ids(rows), []string{"k3", "k4"})
 	w = parseWith(t, s, "_User", `{"$relatedTo": {"object": {"__type": "Pointer", "className": "Team", "objectId": "t2"}, "key": "members"}}`)
-	_ = query.Subqueries(w, func(q *query.Query) error { q.ReadACL = []string{"*"}; return nil })
-	equalIDs(t, "relatedTo readable owner", ids(mustFind(t, s, &query.Query{Class: "_User", Where: w, Limit: -1})), []string{"u3"})
+	_ = query.Subqueries(w, func(q *query.Query) error { q.ReadACL = query.ACLEntries("*"); return nil })
+	equalIDs(t, "relatedTo readable owner", ids(mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "_User", Where: w, Limit: -1})), []string{"u3"})
 }

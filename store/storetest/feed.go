@@ -137,13 +137,13 @@ func testFeedCreateUpdateDelete(t *testing.T, s store.Store) {
 	})
 	e1, e2 := findOne(t, s, "Everything", "e1"), findOne(t, s, "Everything", "e2")
 	sameObject(t, "e1 as stored", e1, decodeObject(t, e1Stored))
-	before, after, err := s.Update(ctx, store.Write{Class: "Everything", ID: "e1"}, decodeObject(t,
+	before, after, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, decodeObject(t,
 		`{"str": "changed", "flag": {"__op": "Delete"}, "ACL": {"role:Admin": {"read": true, "write": true}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e1After := findOne(t, s, "Everything", "e1")
-	deleted, err := s.Delete(ctx, store.Write{Class: "Everything", ID: "e2"})
+	deleted, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,15 +169,15 @@ func testFeedFailedWrites(t *testing.T, s store.Store) {
 	createEverything(t, s)
 	mustCreate(t, s, "Everything", []parse.Object{decodeObject(t, `{"objectId": "x1", "num": 1, "ACL": {"u1": {"read": true, "write": true}}}`)})
 	r, _ := watch(t, s)
-	_, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: "missing"}, parse.Object{"num": 2.0})
+	_, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "missing"}, parse.Object{"num": 2.0})
 	wantErr(t, "update of a missing object", err, store.ErrObjectNotFound)
-	_, _, err = s.Update(ctx, store.Write{Class: "Everything", ID: "x1", WriteACL: []string{"*", "u2"}}, parse.Object{"num": 2.0})
+	_, _, err = s.Update(ctx, store.Write{Class: "Everything", ID: "x1", WriteACL: query.ACLEntries("*", "u2")}, parse.Object{"num": 2.0})
 	wantErr(t, "update without write access", err, store.ErrObjectNotFound)
-	_, _, err = s.Update(ctx, store.Write{Class: "Everything", ID: "x1", Where: where(t, s, "Everything", `{"num": 5}`)}, parse.Object{"num": 2.0})
+	_, _, err = s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "x1", Where: where(t, s, "Everything", `{"num": 5}`)}, parse.Object{"num": 2.0})
 	wantErr(t, "update not matching the constraint", err, store.ErrObjectNotFound)
-	_, err = s.Delete(ctx, store.Write{Class: "Everything", ID: "missing"})
+	_, err = s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "missing"})
 	wantErr(t, "delete of a missing object", err, store.ErrObjectNotFound)
-	_, err = s.Delete(ctx, store.Write{Class: "Everything", ID: "x1", WriteACL: []string{"*"}})
+	_, err = s.Delete(ctx, store.Write{Class: "Everything", ID: "x1", WriteACL: query.ACLEntries("*")})
 	wantErr(t, "delete without write access", err, store.ErrObjectNotFound)
 	err = s.Create(ctx, "Everything", []parse.Object{{"objectId": "n1", "num": 1.0}, {"objectId": "x1", "num": 2.0}})
 	if err == nil {
@@ -208,18 +208,18 @@ func testFeedOrder(t *testing.T, s store.Store) {
 	mustCreate(t, s, "Everything", []parse.Object{{"objectId": "o1", "num": 0.0}})
 	want = append(want, step{store.ChangeCreate, "o1", 0})
 	for i := 1; i <= 10; i++ {
-		if _, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: "o1"}, parse.Object{"num": float64(i)}); err != nil {
+		if _, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "o1"}, parse.Object{"num": float64(i)}); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, step{store.ChangeUpdate, "o1", float64(i)})
 	}
 	mustCreate(t, s, "Everything", []parse.Object{{"objectId": "o2", "num": 100.0}, {"objectId": "o3", "num": 200.0}})
 	want = append(want, step{store.ChangeCreate, "o2", 100}, step{store.ChangeCreate, "o3", 200})
-	if _, err := s.Delete(ctx, store.Write{Class: "Everything", ID: "o1"}); err != nil {
+	if _, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "o1"}); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, step{store.ChangeDelete, "o1", 10})
-	if _, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: "o2"}, parse.Object{"num": 101.0}); err != nil {
+	if _, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "o2"}, parse.Object{"num": 101.0}); err != nil {
 		t.Fatal(err)
 	}
 	want = append(want, step{store.ChangeUpdate, "o2", 101})
@@ -266,7 +266,7 @@ func testFeedCancel(t *testing.T, s store.Store) {
 	cancel1()
 	cancel1()
 	mustCreate(t, s, "Everything", []parse.Object{{"objectId": "c2", "num": 0.0}})
-	if _, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: "c1"}, parse.Object{"num": 1.0}); err != nil {
+	if _, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "c1"}, parse.Object{"num": 1.0}); err != nil {
 		t.Fatal(err)
 	}
 	got2 := r2.WaitFor(t, 3)
@@ -305,7 +305,7 @@ func testFeedConcurrent(t *testing.T, s store.Store) {
 					errs <- err
 					return
 				}
-				if _, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: id}, parse.Object{"num": 1.0}); err != nil {
+				if _, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: id}, parse.Object{"num": 1.0}); err != nil {
 					errs <- err
 					return
 				}
@@ -333,7 +333,7 @@ func testFeedConcurrent(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	n := mustCount(t, s, &query.Query{Class: "Everything", Limit: -1})
+	n := mustCount(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1})
 	if n != writers*each {
 		t.Fatalf("%d objects", n)
 	}

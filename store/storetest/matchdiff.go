@@ -461,7 +461,7 @@ func testMatchDifferential(t *testing.T, s store.Store) {
 	originals := matchDiffObjects()
 	mustCreate(t, s, "Thing", originals)
 	sch := mustSchema(t, s, "Thing")
-	stored := mustFind(t, s, &query.Query{Class: "Thing", Limit: -1})
+	stored := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Thing", Limit: -1})
 	if len(stored) != len(originals) {
 		t.Fatalf("read back %d objects, wrote %d", len(stored), len(originals))
 	}
@@ -493,7 +493,7 @@ func testMatchDifferential(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("%s: ParseWhereJSON: %v", w, err)
 		}
-		rows, err := s.Find(ctx, &query.Query{Class: "Thing", Where: e, Limit: -1})
+		rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Thing", Where: e, Limit: -1})
 		if err != nil {
 			t.Errorf("%s: Find: %v", w, err)
 			continue
@@ -505,7 +505,7 @@ func testMatchDifferential(t *testing.T, s store.Store) {
 		if orig := matchSet(w, e, originals); !slices.Equal(orig, matchIDs) {
 			t.Errorf("%s: Match on the objects as written %v, as read back %v", w, orig, matchIDs)
 		}
-		if n, err := s.Count(ctx, &query.Query{Class: "Thing", Where: e, Limit: -1}); err != nil || n != int64(len(sqlIDs)) {
+		if n, err := s.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Thing", Where: e, Limit: -1}); err != nil || n != int64(len(sqlIDs)) {
 			t.Errorf("%s: Count = %d, %v; Find selects %d", w, n, err, len(sqlIDs))
 		}
 		switch want, listed := matchDiffTrivial[w]; {
@@ -573,11 +573,14 @@ func testMatchNotMatchable(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("%s: %v", w, err)
 		}
+		if err := query.Subqueries(e, func(q *query.Query) error { q.ReadACL = query.NoACLFilter; return nil }); err != nil {
+			t.Fatal(err)
+		}
 		return e
 	}
 	find := func(w string, e query.Expr) []string {
 		t.Helper()
-		rows, err := s.Find(ctx, &query.Query{Class: "Thing", Where: e, Limit: -1, Keys: []string{parse.FieldObjectID}})
+		rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Thing", Where: e, Limit: -1, Keys: []string{parse.FieldObjectID}})
 		if err != nil {
 			t.Fatalf("%s: Find: %v", w, err)
 		}

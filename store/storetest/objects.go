@@ -115,7 +115,7 @@ func testObjectRoundTrip(t *testing.T, s store.Store) {
 	]`)
 
 	// A single row through a where, and a Count.
-	rows := mustFind(t, s, &query.Query{Class: "Everything", Limit: -1, Where: where(t, s, "Everything", `{"objectId": "e3"}`)})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1, Where: where(t, s, "Everything", `{"objectId": "e3"}`)})
 	equalRows(t, "Find(objectId=e3)", rows, `[{"objectId": "e3", "createdAt": "2024-01-05T00:00:00.000Z", "updatedAt": "2024-01-06T00:00:00.000Z", "num": -1e21,
 	  "rel": {"__type": "Relation", "className": "_Role"}}]`)
 	if n := count(t, s, "Everything"); n != 3 {
@@ -163,7 +163,7 @@ func testObjectInputForms(t *testing.T, s store.Store) {
 		"objectId": "g2", "createdAt": "2024-01-01T00:00:00.000Z", "num": int64(8),
 		"geo": parse.GeoPoint(1.5, -2.5), "ptr": parse.Pointer("_User", "u9"), "day": parse.Date(time.Date(2020, 2, 29, 0, 0, 0, 0, time.UTC)),
 	}})
-	rows := mustFind(t, s, &query.Query{Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "objectId"),
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "objectId"),
 		Where: where(t, s, "Everything", `{"objectId": {"$in": ["g1", "g2"]}}`)})
 	equalRows(t, "Find(g1, g2)", rows, `[
 	  {"objectId": "g1", "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z", "rel": {"__type": "Relation", "className": "_Role"}, "num": 7,
@@ -212,7 +212,7 @@ func testAssignedFields(t *testing.T, s store.Store) {
 		}
 	}
 	// What was assigned is what is stored.
-	rows := mustFind(t, s, &query.Query{Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "num")})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "num")})
 	if len(rows) != 2 {
 		t.Fatalf("Find returned %d rows, want 2", len(rows))
 	}
@@ -235,7 +235,7 @@ func testExplicitFields(t *testing.T, s store.Store) {
 	  {"objectId": "Z", "num": 3}
 	]`)
 	mustCreate(t, s, "Everything", objs)
-	rows := mustFind(t, s, &query.Query{Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "num")})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1, Order: order(t, s, "Everything", "num")})
 	equalIDs(t, "ids", ids(rows), []string{"abcDEF0123", "aVeryLongImportedObjectId0123456789", "Z"})
 	if len(rows) != 3 {
 		t.Fatalf("Find returned %d rows, want 3", len(rows))

@@ -243,13 +243,13 @@ func testWhere(t *testing.T, s store.Store) {
 		for _, v := range decode(t, c.want).([]any) {
 			want = append(want, v.(string))
 		}
-		rows, err := s.Find(ctx, &query.Query{Class: "Item", Where: w, Limit: -1, Order: byID})
+		rows, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Where: w, Limit: -1, Order: byID})
 		if err != nil {
 			t.Errorf("Find %s: %v", c.where, err)
 			continue
 		}
 		equalIDs(t, "Find "+c.where, ids(rows), sorted(want))
-		n, err := s.Count(ctx, &query.Query{Class: "Item", Where: w, Limit: -1})
+		n, err := s.Count(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Where: w, Limit: -1})
 		if err != nil {
 			t.Errorf("Count %s: %v", c.where, err)
 			continue
@@ -260,7 +260,7 @@ func testWhere(t *testing.T, s store.Store) {
 	}
 
 	// Rows come back whole.
-	rows := mustFind(t, s, &query.Query{Class: "Item", Where: where(t, s, "Item", `{"name": {"$in": ["banana", "durian"]}}`), Limit: -1, Order: byID})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Where: where(t, s, "Item", `{"name": {"$in": ["banana", "durian"]}}`), Limit: -1, Order: byID})
 	equalRows(t, "Find banana, durian", rows, `[
 	  {"objectId": "i2", "createdAt": "2024-01-02T00:00:00.000Z", "updatedAt": "2024-01-02T00:00:00.000Z", "name": "banana", "score": 5, "active": false,
 	   "when": {"__type": "Date", "iso": "2024-02-15T12:00:00.000Z"}, "tags": ["yellow", "fruit"],
@@ -296,11 +296,11 @@ func testOrder(t *testing.T, s store.Store) {
 		{"", []string{"i1", "i2", "i3", "i4", "i5", "i6"}},
 	}
 	for _, c := range cases {
-		rows := mustFind(t, s, &query.Query{Class: "Item", Limit: -1, Order: order(t, s, "Item", c.order)})
+		rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Order: order(t, s, "Item", c.order)})
 		equalIDs(t, "order "+c.order, ids(rows), c.want)
 	}
 	// Order combined with a where.
-	rows := mustFind(t, s, &query.Query{Class: "Item", Limit: -1, Order: order(t, s, "Item", "-score"),
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Order: order(t, s, "Item", "-score"),
 		Where: where(t, s, "Item", `{"tags": "fruit"}`)})
 	equalIDs(t, "fruit by -score", ids(rows), []string{"i1", "i2", "i6"})
 }
@@ -324,11 +324,11 @@ func testLimitSkip(t *testing.T, s store.Store) {
 		{0, 3, nil},
 	}
 	for _, c := range cases {
-		rows := mustFind(t, s, &query.Query{Class: "Item", Limit: c.limit, Skip: c.skip, Order: byScore})
+		rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: c.limit, Skip: c.skip, Order: byScore})
 		equalIDs(t, fmt.Sprintf("limit %d skip %d", c.limit, c.skip), ids(rows), c.want)
 	}
 	// With a where.
-	rows := mustFind(t, s, &query.Query{Class: "Item", Limit: 1, Skip: 1, Order: byScore,
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: 1, Skip: 1, Order: byScore,
 		Where: where(t, s, "Item", `{"active": true}`)})
 	equalIDs(t, "active, limit 1 skip 1", ids(rows), []string{"i3"})
 }
@@ -340,7 +340,7 @@ func testKeys(t *testing.T, s store.Store) {
 	]`))
 	find := func(keys []string, where string) []parse.Object {
 		t.Helper()
-		return mustFind(t, s, &query.Query{Class: "Item", Limit: -1, Keys: keys, Order: order(t, s, "Item", "objectId"),
+		return mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Keys: keys, Order: order(t, s, "Item", "objectId"),
 			Where: whereOf(t, s, where)})
 	}
 	equalRows(t, "keys name,score", find([]string{"name", "score"}, `{"objectId": {"$in": ["i1", "i4", "i5"]}}`), `[
@@ -373,7 +373,7 @@ func testKeys(t *testing.T, s store.Store) {
 	   "ACL": {"*": {"read": true}, "u1": {"write": true}}}
 	]`)
 	// Keys filter what is returned, not what is matched or sorted by.
-	rows := mustFind(t, s, &query.Query{Class: "Item", Limit: 2, Keys: []string{"name"}, Order: order(t, s, "Item", "-score"),
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: 2, Keys: []string{"name"}, Order: order(t, s, "Item", "-score"),
 		Where: whereOf(t, s, `{"active": true}`)})
 	equalRows(t, "keys name, where active, order -score", rows, `[
 	  {"objectId": "i1", "createdAt": "2024-01-01T00:00:00.000Z", "updatedAt": "2024-01-01T00:00:00.000Z", "name": "apple"},
@@ -395,13 +395,13 @@ func testCount(t *testing.T, s store.Store) {
 		q    query.Query
 		want int64
 	}{
-		{query.Query{Class: "Item", Limit: -1}, 6},
-		{query.Query{Class: "Item"}, 6},                    // Limit 0 is ignored
-		{query.Query{Class: "Item", Limit: 2, Skip: 5}, 6}, // so are Limit and Skip
-		{query.Query{Class: "Item", Limit: 1, Skip: 1, Where: where(t, s, "Item", `{"active": true}`)}, 3},
-		{query.Query{Class: "Item", Limit: -1, Skip: 100, Where: where(t, s, "Item", `{"score": {"$ne": 5}}`)}, 5},
-		{query.Query{Class: "Item", Limit: -1, Where: where(t, s, "Item", `{"name": "nope"}`)}, 0},
-		{query.Query{Class: "Item", Limit: -1, Order: order(t, s, "Item", "-score"), Keys: []string{"name"}}, 6},
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1}, 6},
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item"}, 6},                    // Limit 0 is ignored
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: 2, Skip: 5}, 6}, // so are Limit and Skip
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: 1, Skip: 1, Where: where(t, s, "Item", `{"active": true}`)}, 3},
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Skip: 100, Where: where(t, s, "Item", `{"score": {"$ne": 5}}`)}, 5},
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Where: where(t, s, "Item", `{"name": "nope"}`)}, 0},
+		{query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1, Order: order(t, s, "Item", "-score"), Keys: []string{"name"}}, 6},
 	}
 	for i, c := range cases {
 		if n := mustCount(t, s, &c.q); n != c.want {
@@ -412,7 +412,7 @@ func testCount(t *testing.T, s store.Store) {
 	if n := count(t, s, "Empty"); n != 0 {
 		t.Errorf("Count(Empty) = %d", n)
 	}
-	rows := mustFind(t, s, &query.Query{Class: "Empty", Limit: -1})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Empty", Limit: -1})
 	if len(rows) != 0 {
 		t.Errorf("Find(Empty) = %s", pretty(rows))
 	}
@@ -457,7 +457,7 @@ func testArrayElementTypes(t *testing.T, s store.Store) {
 	}
 	byID := order(t, s, "Bag", "objectId")
 	for _, c := range cases {
-		rows := mustFind(t, s, &query.Query{Class: "Bag", Limit: -1, Order: byID, Where: where(t, s, "Bag", c.where)})
+		rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Bag", Limit: -1, Order: byID, Where: where(t, s, "Bag", c.where)})
 		equalIDs(t, "Find "+c.where, ids(rows), c.want)
 	}
 }

@@ -70,16 +70,16 @@ func testRelations(t *testing.T, s store.Store) {
 	// Rows carry a Relation field as Parse's marker, whatever is linked, and
 	// only when keys select it.
 	byID := order(t, s, "Team", "objectId")
-	rows := mustFind(t, s, &query.Query{Class: "Team", Limit: -1, Order: byID})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Team", Limit: -1, Order: byID})
 	equalRows(t, "Team rows", stripDates(rows), `[
 	  {"objectId": "t1", "name": "red",
 	   "members": {"__type": "Relation", "className": "_User"}, "rivals": {"__type": "Relation", "className": "Team"}},
 	  {"objectId": "t2", "name": "blue",
 	   "members": {"__type": "Relation", "className": "_User"}, "rivals": {"__type": "Relation", "className": "Team"}}
 	]`)
-	rows = mustFind(t, s, &query.Query{Class: "Team", Limit: -1, Order: byID, Keys: []string{"name"}})
+	rows = mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Team", Limit: -1, Order: byID, Keys: []string{"name"}})
 	equalRows(t, "Team rows, keys name", stripDates(rows), `[{"objectId": "t1", "name": "red"}, {"objectId": "t2", "name": "blue"}]`)
-	rows = mustFind(t, s, &query.Query{Class: "Team", Limit: -1, Order: byID, Keys: []string{"members"}})
+	rows = mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Team", Limit: -1, Order: byID, Keys: []string{"members"}})
 	equalRows(t, "Team rows, keys members", stripDates(rows), `[
 	  {"objectId": "t1", "members": {"__type": "Relation", "className": "_User"}},
 	  {"objectId": "t2", "members": {"__type": "Relation", "className": "_User"}}
@@ -93,7 +93,7 @@ func testRoleRelations(t *testing.T, s store.Store) {
 	equalIDs(t, "Admin users", related(t, s, "_Role", "users", "r1"), []string{"u1", "u2"})
 	equalIDs(t, "Staff roles", related(t, s, "_Role", "roles", "r2"), []string{"r1"})
 	equalIDs(t, "Staff users", related(t, s, "_Role", "users", "r2"), nil)
-	rows := mustFind(t, s, &query.Query{Class: "_Role", Limit: -1, Order: order(t, s, "_Role", "objectId")})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "_Role", Limit: -1, Order: order(t, s, "_Role", "objectId")})
 	equalRows(t, "_Role rows", stripDates(rows), `[
 	  {"objectId": "r1", "name": "Admin",
 	   "users": {"__type": "Relation", "className": "_User"}, "roles": {"__type": "Relation", "className": "_Role"}},
@@ -124,8 +124,8 @@ func testCancelled(t *testing.T, s store.Store) {
 	c, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, q := range []*query.Query{
-		{Class: "Item", Limit: -1},
-		{Class: "Item", Limit: -1, Where: w, Order: order(t, s, "Item", "-score")},
+		{Class: "Item", Limit: -1, ReadACL: query.NoACLFilter},
+		{Class: "Item", Limit: -1, Where: w, Order: order(t, s, "Item", "-score"), ReadACL: query.NoACLFilter},
 	} {
 		rows, err := s.Find(c, q)
 		if !errors.Is(err, context.Canceled) {
@@ -166,7 +166,7 @@ func testDeadline(t *testing.T, s store.Store) {
 	loadItems(t, s)
 	c, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	q := &query.Query{Class: "Item", Limit: -1}
+	q := &query.Query{ReadACL: query.NoACLFilter, Class: "Item", Limit: -1}
 	if _, err := s.Find(c, q); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Find past its deadline: %v, want an error wrapping context.DeadlineExceeded", err)
 	}

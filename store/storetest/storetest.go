@@ -291,7 +291,7 @@ func where(t *testing.T, s store.Store, class, js string) query.Expr {
 	if err != nil {
 		t.Fatalf("ParseWhere %s: %v", js, err)
 	}
-	return e
+	return openSubqueries(t, e)
 }
 
 func order(t *testing.T, s store.Store, class, spec string) []query.OrderKey {
@@ -324,12 +324,12 @@ func mustCount(t *testing.T, s store.Store, q *query.Query) int64 {
 // all returns every row of class, ordered by objectId, without ACL filter.
 func all(t *testing.T, s store.Store, class string) []parse.Object {
 	t.Helper()
-	return mustFind(t, s, &query.Query{Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
+	return mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}})
 }
 
 func count(t *testing.T, s store.Store, class string) int64 {
 	t.Helper()
-	return mustCount(t, s, &query.Query{Class: class, Limit: -1})
+	return mustCount(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1})
 }
 
 func ids(rows []parse.Object) []string {

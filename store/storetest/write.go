@@ -87,7 +87,7 @@ func loadE1(t *testing.T, s store.Store) {
 // findOne returns the object id of class (no ACL filter), or nil.
 func findOne(t *testing.T, s store.Store, class, id string) parse.Object {
 	t.Helper()
-	rows := mustFind(t, s, &query.Query{Class: class, Limit: -1, Where: where(t, s, class, fmt.Sprintf(`{"objectId": %q}`, id))})
+	rows := mustFind(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: class, Limit: -1, Where: where(t, s, class, fmt.Sprintf(`{"objectId": %q}`, id))})
 	switch len(rows) {
 	case 0:
 		return nil
@@ -132,7 +132,7 @@ func checkUpdatedAt(t *testing.T, what string, obj parse.Object, from, to time.T
 func testUpdateEveryType(t *testing.T, s store.Store) {
 	loadE1(t, s)
 	start := time.Now().UTC()
-	before, after := mustUpdate(t, s, store.Write{Class: "Everything", ID: "e1"}, `{
+	before, after := mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, `{
 	  "str":  "changed ✓",
 	  "num":  -3.25,
 	  "flag": false,
@@ -177,7 +177,7 @@ func testUpdateEveryType(t *testing.T, s store.Store) {
 	// An empty update changes updatedAt only, and updatedAt always advances.
 	prev := updatedAt
 	for i := range 3 {
-		before, after := mustUpdate(t, s, store.Write{Class: "Everything", ID: "e1"}, `{}`)
+		before, after := mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, `{}`)
 		if before["updatedAt"] != prev {
 			t.Errorf("empty update %d: before.updatedAt %#v, want %q", i, before["updatedAt"], prev)
 		}
@@ -195,7 +195,7 @@ func testUpdateEveryType(t *testing.T, s store.Store) {
 // helpers' values, as with Create.
 func testUpdateGoValues(t *testing.T, s store.Store) {
 	loadE1(t, s)
-	_, after, err := s.Update(ctx, store.Write{Class: "Everything", ID: "e2"}, parse.Object{
+	_, after, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e2"}, parse.Object{
 		"num": 7, "flag": true,
 		"day": time.Date(2024, 5, 6, 9, 8, 9, 123e6, time.FixedZone("CEST", 2*3600)),
 		"geo": parse.GeoPoint(1.5, -2.5), "ptr": parse.Pointer("_User", "u9"),
@@ -215,7 +215,7 @@ func testUpdateGoValues(t *testing.T, s store.Store) {
 // absent field is no error.
 func testUpdateUnset(t *testing.T, s store.Store) {
 	loadE1(t, s)
-	before, after := mustUpdate(t, s, store.Write{Class: "Everything", ID: "e1"}, `{
+	before, after := mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, `{
 	  "str":  {"__op": "Delete"},
 	  "flag": {"__op": "Delete"},
 	  "day":  {"__op": "Delete"},
@@ -237,12 +237,12 @@ func testUpdateUnset(t *testing.T, s store.Store) {
 	delete(stored, "updatedAt")
 	equalJSON(t, "stored e1", stored, want)
 	// Unset fields are NULL: {"$exists": false} finds them.
-	n := mustCount(t, s, &query.Query{Class: "Everything", Where: where(t, s, "Everything", `{"str": {"$exists": false}, "geo": {"$exists": false}, "obj": {"$exists": false}}`)})
+	n := mustCount(t, s, &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Where: where(t, s, "Everything", `{"str": {"$exists": false}, "geo": {"$exists": false}, "obj": {"$exists": false}}`)})
 	if n != 2 {
 		t.Errorf("rows without str, geo and obj: %d, want 2", n)
 	}
 	// Unsetting what is already unset, and setting one field back.
-	_, after = mustUpdate(t, s, store.Write{Class: "Everything", ID: "e1"}, `{"str": {"__op": "Delete"}, "flag": false}`)
+	_, after = mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, `{"str": {"__op": "Delete"}, "flag": false}`)
 	delete(after, "updatedAt")
 	equalJSON(t, "after the second update", after, `{"objectId": "e1", "createdAt": "2024-01-02T03:04:05.006Z", "num": 42.5, "flag": false,
 	  "rel": {"__type": "Relation", "className": "_Role"},
@@ -253,7 +253,7 @@ func testUpdateUnset(t *testing.T, s store.Store) {
 // or null removes the ACL (public), {} leaves nobody but the master key.
 func testUpdateACL(t *testing.T, s store.Store) {
 	loadDocs(t, s)
-	doc := func(id string) store.Write { return store.Write{Class: "Doc", ID: id} }
+	doc := func(id string) store.Write { return store.Write{WriteACL: query.NoACLFilter, Class: "Doc", ID: id} }
 
 	before, after := mustUpdate(t, s, doc("d1"), `{"ACL": {"*": {"read": true}, "u1": {"read": true, "write": true}}}`)
 	equalRows(t, "d1 before, after", stripDates([]map[string]any{before, after}), `[
@@ -261,14 +261,14 @@ func testUpdateACL(t *testing.T, s store.Store) {
 	  {"objectId": "d1", "title": "d1", "ACL": {"*": {"read": true}, "u1": {"read": true, "write": true}}}
 	]`)
 	visible := func(acl []string) []string {
-		return ids(mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: acl, Order: order(t, s, "Doc", "objectId")}))
+		return ids(mustFind(t, s, &query.Query{Class: "Doc", Limit: -1, ReadACL: aclOf(acl), Order: order(t, s, "Doc", "objectId")}))
 	}
 	equalIDs(t, "readable with no entries after d1's ACL was set", visible([]string{}), nil)
 	equalIDs(t, "readable by * after d1's ACL was set", visible([]string{"*"}), []string{"d1", "d2", "d8"})
 	// The new _wperm governs the next write.
-	_, _, err := s.Update(ctx, store.Write{Class: "Doc", ID: "d1", WriteACL: []string{"*", "u2"}}, parse.Object{"title": "x"})
+	_, _, err := s.Update(ctx, store.Write{Class: "Doc", ID: "d1", WriteACL: query.ACLEntries("*", "u2")}, parse.Object{"title": "x"})
 	wantErr(t, "update d1 as u2 after its ACL was set", err, store.ErrObjectNotFound)
-	mustUpdate(t, s, store.Write{Class: "Doc", ID: "d1", WriteACL: []string{"u1"}}, `{"title": "by u1"}`)
+	mustUpdate(t, s, store.Write{Class: "Doc", ID: "d1", WriteACL: query.ACLEntries("u1")}, `{"title": "by u1"}`)
 
 	_, after = mustUpdate(t, s, doc("d5"), `{"ACL": {"__op": "Delete"}}`)
 	equalJSON(t, "d5 after removing its ACL", stripDates([]map[string]any{after}), `[{"objectId": "d5", "title": "d5"}]`)
@@ -329,7 +329,7 @@ func testUpdateRefused(t *testing.T, s store.Store) {
 		{"ACL unknown permission", `{"ACL": {"*": {"delete": true}}}`, `ACL`},
 	}
 	for _, c := range cases {
-		for _, w := range []store.Write{{Class: "Everything", ID: "e1"}, {Class: "Everything", ID: "e1", WriteACL: []string{"u1"}}} {
+		for _, w := range []store.Write{{Class: "Everything", ID: "e1"}, {Class: "Everything", ID: "e1", WriteACL: query.ACLEntries("u1")}} {
 			before, after, err := s.Update(ctx, w, decodeObject(t, c.set))
 			wantErr(t, "Update with "+c.name, err, store.ErrInvalid)
 			if err != nil && !strings.Contains(err.Error(), c.names) {
@@ -340,9 +340,9 @@ func testUpdateRefused(t *testing.T, s store.Store) {
 			}
 		}
 	}
-	_, _, err := s.Update(ctx, store.Write{Class: "Everything"}, parse.Object{"num": 1})
+	_, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything"}, parse.Object{"num": 1})
 	wantErr(t, "Update without an objectId", err, store.ErrInvalid)
-	_, _, err = s.Update(ctx, store.Write{Class: "Nope", ID: "e1"}, parse.Object{"num": 1})
+	_, _, err = s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Nope", ID: "e1"}, parse.Object{"num": 1})
 	wantErr(t, "Update in an unknown class", err, store.ErrClassNotFound)
 	equalRows(t, "rows after refused updates", all(t, s, "Everything"), "["+e1Stored+","+e2Stored+"]")
 }
@@ -352,18 +352,18 @@ func testUpdateRefused(t *testing.T, s store.Store) {
 func testWriteNotFound(t *testing.T, s store.Store) {
 	loadE1(t, s)
 	for _, id := range []string{"e9", "E1", "e1 ", "'; DROP TABLE \"Everything\"; --"} {
-		_, _, err := s.Update(ctx, store.Write{Class: "Everything", ID: id}, parse.Object{"num": 2})
+		_, _, err := s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: id}, parse.Object{"num": 2})
 		wantErr(t, fmt.Sprintf("Update of %q", id), err, store.ErrObjectNotFound)
-		_, err = s.Delete(ctx, store.Write{Class: "Everything", ID: id})
+		_, err = s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: id})
 		wantErr(t, fmt.Sprintf("Delete of %q", id), err, store.ErrObjectNotFound)
 	}
-	_, err := s.Delete(ctx, store.Write{Class: "Everything"})
+	_, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything"})
 	wantErr(t, "Delete without an objectId", err, store.ErrInvalid)
-	_, err = s.Delete(ctx, store.Write{Class: "Nope", ID: "e1"})
+	_, err = s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Nope", ID: "e1"})
 	wantErr(t, "Delete in an unknown class", err, store.ErrClassNotFound)
 	// An object of another class is not found here.
 	loadItems(t, s)
-	_, _, err = s.Update(ctx, store.Write{Class: "Everything", ID: "i1"}, parse.Object{"num": 2})
+	_, _, err = s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "i1"}, parse.Object{"num": 2})
 	wantErr(t, "Update of an Item id in Everything", err, store.ErrObjectNotFound)
 	equalRows(t, "rows after missing writes", all(t, s, "Everything"), "["+e1Stored+","+e2Stored+"]")
 	if n := count(t, s, "Item"); n != 6 {
@@ -409,7 +409,7 @@ func testWriteACLUpdate(t *testing.T, s store.Store) {
 		title := fmt.Sprintf("case %d", i)
 		var got []string
 		for _, id := range docIDs {
-			before, after, err := s.Update(ctx, store.Write{Class: "Doc", ID: id, WriteACL: c.acl}, parse.Object{"title": title})
+			before, after, err := s.Update(ctx, store.Write{Class: "Doc", ID: id, WriteACL: aclOf(c.acl)}, parse.Object{"title": title})
 			switch {
 			case err == nil:
 				got = append(got, id)
@@ -431,7 +431,7 @@ func testWriteACLUpdate(t *testing.T, s store.Store) {
 		}
 	}
 	// The objects returned are whole, ACL included.
-	before, after := mustUpdate(t, s, store.Write{Class: "Doc", ID: "d6", WriteACL: []string{"u1"}}, `{"title": "final"}`)
+	before, after := mustUpdate(t, s, store.Write{Class: "Doc", ID: "d6", WriteACL: query.ACLEntries("u1")}, `{"title": "final"}`)
 	equalRows(t, "d6 before, after", stripDates([]map[string]any{before, after}), fmt.Sprintf(`[
 	  {"objectId": "d6", "title": %q, "ACL": {"u1": {"write": true}}},
 	  {"objectId": "d6", "title": "final", "ACL": {"u1": {"write": true}}}
@@ -451,7 +451,7 @@ func testWriteACLDelete(t *testing.T, s store.Store) {
 		loadDocClass(t, s, class)
 		var got []string
 		for _, id := range docIDs {
-			obj, err := s.Delete(ctx, store.Write{Class: class, ID: id, WriteACL: c.acl})
+			obj, err := s.Delete(ctx, store.Write{Class: class, ID: id, WriteACL: aclOf(c.acl)})
 			switch {
 			case err == nil:
 				got = append(got, id)
@@ -477,7 +477,7 @@ func testWriteACLDelete(t *testing.T, s store.Store) {
 	}
 	// The object returned is whole, ACL included.
 	loadDocClass(t, s, "DocLast")
-	obj, err := s.Delete(ctx, store.Write{Class: "DocLast", ID: "d3", WriteACL: []string{"*", "u1"}})
+	obj, err := s.Delete(ctx, store.Write{Class: "DocLast", ID: "d3", WriteACL: query.ACLEntries("*", "u1")})
 	if err != nil {
 		t.Fatalf("Delete d3 as u1: %v", err)
 	}
@@ -499,7 +499,7 @@ func testWriteWhere(t *testing.T, s store.Store) {
 	loadItems(t, s)
 	original := all(t, s, "Item")
 	item := func(id, w string) store.Write {
-		return store.Write{Class: "Item", ID: id, Where: where(t, s, "Item", w)}
+		return store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: id, Where: where(t, s, "Item", w)}
 	}
 	for _, w := range []string{
 		`{"score": {"$lt": 5}}`,
@@ -523,12 +523,12 @@ func testWriteWhere(t *testing.T, s store.Store) {
 	}
 
 	// Where and WriteACL both hold, or nothing changes.
-	mustUpdate(t, s, store.Write{Class: "Item", ID: "i2"}, `{"ACL": {"u2": {"read": true, "write": true}}}`)
-	_, _, err := s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "banana"}`), WriteACL: []string{"*", "u1"}}, parse.Object{"score": 6})
+	mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i2"}, `{"ACL": {"u2": {"read": true, "write": true}}}`)
+	_, _, err := s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "banana"}`), WriteACL: query.ACLEntries("*", "u1")}, parse.Object{"score": 6})
 	wantErr(t, "Update i2 where it matches, without write access", err, store.ErrObjectNotFound)
-	_, _, err = s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "apple"}`), WriteACL: []string{"*", "u2"}}, parse.Object{"score": 6})
+	_, _, err = s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "apple"}`), WriteACL: query.ACLEntries("*", "u2")}, parse.Object{"score": 6})
 	wantErr(t, "Update i2 where it does not match, with write access", err, store.ErrObjectNotFound)
-	_, after, err = s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "banana"}`), WriteACL: []string{"*", "u2"}}, parse.Object{"score": 6})
+	_, after, err = s.Update(ctx, store.Write{Class: "Item", ID: "i2", Where: where(t, s, "Item", `{"name": "banana"}`), WriteACL: query.ACLEntries("*", "u2")}, parse.Object{"score": 6})
 	if err != nil || after["score"] != 6.0 {
 		t.Errorf("Update i2 where it matches, with write access: %v, score %v", err, after["score"])
 	}
@@ -547,7 +547,7 @@ func testWriteWhere(t *testing.T, s store.Store) {
 // concurrent updates conditioned on the same value exactly one wins.
 func testCompareAndSet(t *testing.T, s store.Store) {
 	loadItems(t, s)
-	w := store.Write{Class: "Item", ID: "i1", Where: where(t, s, "Item", `{"score": 10}`)}
+	w := store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1", Where: where(t, s, "Item", `{"score": 10}`)}
 	const n = 8
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -579,15 +579,15 @@ func testCompareAndSet(t *testing.T, s store.Store) {
 // testDelete: Delete returns the whole object as Find did, and it is gone.
 func testDelete(t *testing.T, s store.Store) {
 	loadE1(t, s)
-	obj, err := s.Delete(ctx, store.Write{Class: "Everything", ID: "e1", WriteACL: []string{"u1"}})
+	obj, err := s.Delete(ctx, store.Write{Class: "Everything", ID: "e1", WriteACL: query.ACLEntries("u1")})
 	if err != nil {
 		t.Fatalf("Delete e1: %v", err)
 	}
 	equalJSON(t, "deleted e1", obj, e1Stored)
 	equalRows(t, "rows after Delete", all(t, s, "Everything"), "["+e2Stored+"]")
-	_, err = s.Delete(ctx, store.Write{Class: "Everything", ID: "e1"})
+	_, err = s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"})
 	wantErr(t, "second Delete of e1", err, store.ErrObjectNotFound)
-	_, _, err = s.Update(ctx, store.Write{Class: "Everything", ID: "e1"}, parse.Object{"num": 1})
+	_, _, err = s.Update(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Everything", ID: "e1"}, parse.Object{"num": 1})
 	wantErr(t, "Update of deleted e1", err, store.ErrObjectNotFound)
 	// The id is free again.
 	mustCreate(t, s, "Everything", []parse.Object{{"objectId": "e1", "num": 3}})
@@ -604,7 +604,7 @@ func testDeleteJoinRows(t *testing.T, s store.Store) {
 	addRelation(t, s, "Team", "rivals", "t1", "t2")
 	addRelation(t, s, "Team", "rivals", "t2", "t1")
 	addRelation(t, s, "Team", "members", "t2", "u3")
-	obj, err := s.Delete(ctx, store.Write{Class: "Team", ID: "t1"})
+	obj, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Team", ID: "t1"})
 	if err != nil {
 		t.Fatalf("Delete t1: %v", err)
 	}
@@ -615,7 +615,7 @@ func testDeleteJoinRows(t *testing.T, s store.Store) {
 	equalIDs(t, "t2.rivals after Delete t1", related(t, s, "Team", "rivals", "t2"), []string{"t1"})
 	equalIDs(t, "t2.members after Delete t1", related(t, s, "Team", "members", "t2"), []string{"u3"})
 	// A refused Delete leaves the join rows.
-	_, err = s.Delete(ctx, store.Write{Class: "Team", ID: "t2", WriteACL: []string{}, Where: where(t, s, "Team", `{"name": "red"}`)})
+	_, err = s.Delete(ctx, store.Write{Class: "Team", ID: "t2", WriteACL: query.ACLEntries(), Where: where(t, s, "Team", `{"name": "red"}`)})
 	wantErr(t, "Delete t2 where it does not match", err, store.ErrObjectNotFound)
 	equalIDs(t, "t2.members after a refused Delete", related(t, s, "Team", "members", "t2"), []string{"u3"})
 
@@ -624,7 +624,7 @@ func testDeleteJoinRows(t *testing.T, s store.Store) {
 	addRelation(t, s, "_Role", "users", "r1", "u1")
 	addRelation(t, s, "_Role", "roles", "r1", "r2")
 	addRelation(t, s, "_Role", "users", "r2", "u2")
-	if _, err := s.Delete(ctx, store.Write{Class: "_Role", ID: "r1"}); err != nil {
+	if _, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "_Role", ID: "r1"}); err != nil {
 		t.Fatalf("Delete r1: %v", err)
 	}
 	equalIDs(t, "r1.users after Delete", related(t, s, "_Role", "users", "r1"), nil)
@@ -651,7 +651,7 @@ func testDeleteClass(t *testing.T, s store.Store) {
 	if err != nil && !strings.Contains(err.Error(), "Scratch holds 2 objects") {
 		t.Errorf("DeleteClass with 2 objects: error %q does not say how many", err)
 	}
-	if _, err := s.Delete(ctx, store.Write{Class: "Scratch", ID: "s1"}); err != nil {
+	if _, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Scratch", ID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
 	err = s.DeleteClass(ctx, "Scratch")
@@ -662,7 +662,7 @@ func testDeleteClass(t *testing.T, s store.Store) {
 	equalIDs(t, "Scratch after refused DeleteClass", ids(all(t, s, "Scratch")), []string{"s2"})
 	equalIDs(t, "ghost.links after refused DeleteClass", related(t, s, "Scratch", "links", "ghost"), []string{"u1"})
 
-	if _, err := s.Delete(ctx, store.Write{Class: "Scratch", ID: "s2"}); err != nil {
+	if _, err := s.Delete(ctx, store.Write{WriteACL: query.NoACLFilter, Class: "Scratch", ID: "s2"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteClass(ctx, "Scratch"); err != nil {
@@ -679,7 +679,7 @@ func testDeleteClass(t *testing.T, s store.Store) {
 			t.Errorf("Schemas still lists Scratch")
 		}
 	}
-	_, err = s.Find(ctx, &query.Query{Class: "Scratch", Limit: -1})
+	_, err = s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Scratch", Limit: -1})
 	wantErr(t, "Find after DeleteClass", err, store.ErrClassNotFound)
 	wantErr(t, "Create after DeleteClass", s.Create(ctx, "Scratch", []parse.Object{{"label": "x"}}), store.ErrClassNotFound)
 	wantErr(t, "AddRelation after DeleteClass", s.AddRelation(ctx, "Scratch", "links", "s1", []string{"u1"}), store.ErrClassNotFound)
@@ -748,24 +748,24 @@ func testWriteCancelled(t *testing.T, s store.Store) {
 	original := all(t, s, "Item")
 	c, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, _, err := s.Update(c, store.Write{Class: "Item", ID: "i1"}, parse.Object{"score": 1})
+	_, _, err := s.Update(c, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1"}, parse.Object{"score": 1})
 	wantErr(t, "Update with a cancelled context", err, context.Canceled)
-	_, err = s.Delete(c, store.Write{Class: "Item", ID: "i1"})
+	_, err = s.Delete(c, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1"})
 	wantErr(t, "Delete with a cancelled context", err, context.Canceled)
 	wantErr(t, "DeleteClass with a cancelled context", s.DeleteClass(c, "Empty"), context.Canceled)
 
 	d, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	_, _, err = s.Update(d, store.Write{Class: "Item", ID: "i1"}, parse.Object{"score": 1})
+	_, _, err = s.Update(d, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1"}, parse.Object{"score": 1})
 	wantErr(t, "Update past its deadline", err, context.DeadlineExceeded)
-	_, err = s.Delete(d, store.Write{Class: "Item", ID: "i1"})
+	_, err = s.Delete(d, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1"})
 	wantErr(t, "Delete past its deadline", err, context.DeadlineExceeded)
 	wantErr(t, "DeleteClass past its deadline", s.DeleteClass(d, "Empty"), context.DeadlineExceeded)
 
 	equalRows(t, "Item after cancelled writes", all(t, s, "Item"), compact(original))
 	mustSchema(t, s, "Empty")
 	// The store still works.
-	mustUpdate(t, s, store.Write{Class: "Item", ID: "i1"}, `{"score": 1}`)
+	mustUpdate(t, s, store.Write{WriteACL: query.NoACLFilter, Class: "Item", ID: "i1"}, `{"score": 1}`)
 	if err := s.DeleteClass(ctx, "Empty"); err != nil {
 		t.Errorf("DeleteClass after cancellations: %v", err)
 	}

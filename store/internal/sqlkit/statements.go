@@ -111,20 +111,15 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 }
 
 // writeWhere renders the predicate selecting w's row: its objectId, w.Where
-// compiled as a find's where is, and the write ACL (a NULL `_wperm` is
-// public; otherwise it must hold one of w.WriteACL; nil: no check).
+// compiled as a find's where is, and the write ACL on `_wperm`
+// (query.Builder.ACLClause: an unset WriteACL reaches no row).
 func writeWhere(b *query.Builder, w store.Write) string {
 	parts := []string{b.D.Ident(parse.FieldObjectID) + " = " + b.Param(w.ID)}
-	if s := b.Where(&query.Query{Class: w.Class, Where: w.Where}); s != "" {
+	if s := b.Constraint(w.Where); s != "" {
 		parts = append(parts, "("+s+")")
 	}
-	if w.WriteACL != nil {
-		phs := make([]string, len(w.WriteACL))
-		for i, e := range w.WriteACL {
-			phs[i] = b.Param(e)
-		}
-		col := b.D.Ident("_wperm")
-		parts = append(parts, "("+col+" IS NULL OR "+b.D.ACLOverlap(col, phs)+")")
+	if acl := b.ACLClause(b.D.Ident("_wperm"), w.WriteACL); acl != "" {
+		parts = append(parts, acl)
 	}
 	return strings.Join(parts, " AND ")
 }

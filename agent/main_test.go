@@ -1,0 +1,10 @@
+package agent_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/parsemcp/parsemcp/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
