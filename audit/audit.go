@@ -22,6 +22,8 @@ type Event struct {
 	AuthType       string    `json:"auth_type"`
 	Permission     string    `json:"permission"`
 	CorrelationID  string    `json:"correlation_id,omitempty"`
+	RequestID      string    `json:"request_id,omitempty"` // the HTTP request (or stdio message) that carried the call
+	TraceID        string    `json:"trace_id,omitempty"`   // the OpenTelemetry trace, when traced
 	Success        bool      `json:"success"`
 	ErrorCode      string    `json:"error_code,omitempty"`
 	DenialKind     string    `json:"denial_kind,omitempty"`
@@ -56,7 +58,7 @@ func (s *SlogSink) Record(ctx context.Context, e Event) {
 	s.log.LogAttrs(ctx, slog.LevelInfo, e.Event,
 		slog.String("tool", e.Tool), slog.Any("args_keys", e.ArgKeys), slog.String("agent_id", e.AgentID),
 		slog.String("auth_type", e.AuthType), slog.String("permission", e.Permission),
-		slog.String("correlation_id", e.CorrelationID), slog.Bool("success", e.Success),
+		slog.String("correlation_id", e.CorrelationID), slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID), slog.Bool("success", e.Success),
 		slog.String("error_code", e.ErrorCode), slog.String("denial_kind", e.DenialKind),
 		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
 		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD))

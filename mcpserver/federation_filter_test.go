@@ -27,9 +27,9 @@ func TestFederationToolFilterNamesRemoteTools(t *testing.T) {
 	}{
 		{"except", agent.NameFilter{Except: []string{"device-d2__*", "device-d1__set_point"}},
 			[]string{"query_class", "list_tools", "device-d1__read_sensor"}, []string{"device-d2__ping", "device-d1__set_point"}},
-		{"only", agent.NameFilter{Only: []string{"list_tools", "describe_agent", "device-d1__*"}},
+		{"only", agent.NameFilter{Only: []string{"list_tools", "describe_agent", "would_permit", "device-d1__*"}},
 			[]string{"list_tools", "device-d1__read_sensor", "device-d1__set_point"}, []string{"query_class", "device-d2__ping"}},
-		{"only an agent's prefix, except one", agent.NameFilter{Only: []string{"list_tools", "describe_agent", "device-*"}, Except: []string{"device-d1__set_point"}},
+		{"only an agent's prefix, except one", agent.NameFilter{Only: []string{"list_tools", "describe_agent", "would_permit", "device-*"}, Except: []string{"device-d1__set_point"}},
 			[]string{"device-d1__read_sensor", "device-d2__ping"}, []string{"count_objects", "device-d1__set_point"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,6 +79,14 @@ func TestFederationToolFilterNamesRemoteTools(t *testing.T) {
 						t.Errorf("%s lists the denied %s: %v", where, h, names)
 					}
 				}
+			}
+			for _, h := range c.hidden {
+				if v := ok(t, cs, "would_permit", map[string]any{"tool": h}); v["allowed"] == true {
+					t.Errorf("would_permit allows the denied %s: %v", h, v)
+				}
+			}
+			if v := ok(t, cs, "would_permit", map[string]any{"tool": "device-d1__read_sensor"}); v["allowed"] != true {
+				t.Errorf("would_permit refuses an allowed remote tool: %v", v)
 			}
 			before := w.calls.Load()
 			for _, h := range c.hidden {

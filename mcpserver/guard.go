@@ -1,9 +1,8 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
 )
@@ -105,8 +105,11 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if req.Session != nil {
 			ctx = context.WithValue(ctx, callSessionKey{}, req.Session.ID())
 		}
+		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
 		approve := s.approvals.hook(req, a)
 		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
+			ctx, span := tracer.Start(ctx, "tool "+inv.Tool.Name)
+			defer span.End()
 			catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
 			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve, Catalog: catalog})
 		})
@@ -114,7 +117,14 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			run = s.guards[i](run)
 		}
 		ctx, stop := s.startProgress(ctx, req)
-		data, err := run(ctx, &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments})
+		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments}
+		ctx, span := startToolSpan(ctx, inv)
+		data, err := run(ctx, inv)
+		code := ""
+		if err != nil {
+			code = tools.AsError(err).Code
+		}
+		endToolSpan(span, data, code)
 		stop()
 		var ir *inputRequired
 		var rf *remoteFailure
@@ -131,8 +141,8 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		if err != nil {
 			te := tools.AsError(err)
 			if te.Code == tools.CodeInternal {
-				id := newCorrelationID()
-				s.log.Error("tool failed", "tool", name, "agent_id", a.ID, "correlation_id", id, "err", te.Internal)
+				id := reqlog.CorrelationID(ctx)
+				s.log.ErrorContext(ctx, "tool failed", "tool", name, "agent_id", a.ID, "err", te.Internal)
 				te = &tools.Error{Code: tools.CodeInternal, Message: "internal error (correlation id " + id + ")"}
 			}
 			return errorResult(te), nil
@@ -160,11 +170,7 @@ func errorResult(e *tools.Error) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-func newCorrelationID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
+func newCorrelationID() string { return reqlog.NewID() }
 
 // auditGuard records one sanitized event per call: argument names, never
 // values; the result's size, never its rows.
@@ -179,7 +185,7 @@ func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 			e := audit.Event{
 				Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
 				AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
-				CorrelationID: inv.Agent.CorrelationID, Success: err == nil,
+				CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 			}
 			if raw, ok := data.(json.RawMessage); ok {

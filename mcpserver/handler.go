@@ -218,11 +218,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.resolve(r)
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
+			challenge(w, r, h.opts.OAuth)
 			rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
 			return
 		}
-		h.srv.log.Error("agent factory failed", "err", err)
+		h.srv.log.ErrorContext(r.Context(), "agent factory failed", "err", err)
 		rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
 		return
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/auth"
 )
 
 // HTTP defaults.
@@ -21,6 +23,10 @@ const statelessVersion = "2026-07-28"
 
 // HTTPOptions configures the Streamable HTTP endpoint.
 type HTTPOptions struct {
+	// OAuth, when set, makes the server an OAuth 2.1 protected resource:
+	// its metadata (RFC 9728) is served, and 401 answers point to it.
+	// Token validation is the agent factory's (see auth and policy).
+	OAuth *auth.Config
 	// MaxBodyBytes caps a request body (default 1 MiB).
 	MaxBodyBytes int64
 	// WriteTimeout bounds each write of a response or event to a client
@@ -116,10 +122,17 @@ func liftBody(body []byte) ([]byte, string) {
 // (Prometheus).
 func (s *Server) Mux(opts HTTPOptions) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", s.Handler(opts))
-	mux.HandleFunc("GET /health", s.health)
-	mux.HandleFunc("GET /tools", s.toolCatalog)
+	mux.Handle("/mcp", withRequestID(s.Handler(opts)))
+	mux.Handle("GET /health", withRequestID(http.HandlerFunc(s.health)))
+	mux.Handle("GET /tools", withRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.toolCatalog(w, r, opts.OAuth) })))
 	mux.Handle("GET /metrics", s.metrics.Handler())
+	if opts.OAuth != nil {
+		md := opts.OAuth.MetadataHandler()
+		mux.Handle("GET "+auth.MetadataPath, md)
+		if u, err := url.Parse(opts.OAuth.Resource); err == nil && u.Path != "" && u.Path != "/" {
+			mux.Handle("GET "+auth.MetadataPath+u.Path, md)
+		}
+	}
 	return mux
 }
 
@@ -131,7 +144,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.store.Schemas(r.Context()); err != nil {
-		s.log.Error("health: store unavailable", "err", err)
+		s.log.ErrorContext(r.Context(), "health: store unavailable", "err", err)
 		w.Header().Set("Retry-After", "5")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable"})
 		return
@@ -139,14 +152,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 }
 
-func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {
+func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request, oauth *auth.Config) {
 	a, err := s.agents(r.Context(), RequestInfo{Header: r.Header, Request: r})
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
+			challenge(w, r, oauth)
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized"})
 			return
 		}
-		s.log.Error("agent factory failed", "err", err)
+		s.log.ErrorContext(r.Context(), "agent factory failed", "err", err)
 		writeJSON(w, http.StatusInternalServerError, map[string]any{"error": "internal error"})
 		return
 	}
@@ -155,4 +169,14 @@ func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description, "inputSchema": t.Input})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tools": list})
+}
+
+// challenge sets a 401's WWW-Authenticate: with OAuth, it points to the
+// protected-resource metadata (invalid_token when a token was refused).
+func challenge(w http.ResponseWriter, r *http.Request, oauth *auth.Config) {
+	if oauth == nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="parsemcp"`)
+		return
+	}
+	w.Header().Set("WWW-Authenticate", oauth.Challenge(r.Header.Get("Authorization") != ""))
 }

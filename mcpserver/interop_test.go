@@ -5,35 +5,24 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/npmcache"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
-// tsClient returns the node binary and the interop/ts directory holding
-// the official TypeScript SDK (npm ci there). It skips when they are
-// missing, except in CI.
+// tsClient returns the node binary and a directory holding interop/ts's
+// scripts and the official TypeScript SDK, installed outside the tree
+// (internal/npmcache). It skips when node or the registry is missing,
+// except in CI.
 func tsClient(t *testing.T) (string, string) {
 	t.Helper()
-	dir, _ := filepath.Abs("../interop/ts")
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk"))
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the TypeScript interop test needs node and `npm ci` in interop/ts: %v", err)
-		}
-		t.Skipf("TypeScript SDK client not installed (node, npm ci in interop/ts): %v", err)
-	}
-	return node, dir
+	return npmcache.Node(t), npmcache.Dir(t, "../interop/ts")
 }
 
 // The official TypeScript SDK client sees heartbeats and then the tool's

@@ -507,7 +507,10 @@ func (l *live) sendBatch(st *senderState) bool {
 		if b.listen != nil && b.listen[i] != nil {
 			params = listenParams(b.uri, b.listen[i])
 		}
-		if err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params); err != nil {
+		_, span := traceDelivery(b.uri)
+		err := notifyRaw(context.Background(), ls.ss, "notifications/resources/updated", params)
+		span.End()
+		if err != nil {
 			// The session is gone: release what it held.
 			l.log.Debug("live: delivery failed; releasing the session", "session", ls.sid, "err", err)
 			l.releaseSession(ls)
@@ -738,7 +741,7 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 		if errors.As(err, &de) {
 			return invalidParams("cannot subscribe to %s: %s", uri, de.Msg)
 		}
-		return l.srv.internal("resources/subscribe", err)
+		return l.srv.internal(ctx, "resources/subscribe", err)
 	}
 	sid := sessionKey(req.Session)
 	key := uri + "\x00" + vis.Key()

@@ -190,7 +190,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -324,7 +324,7 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 			if errors.Is(err, agent.ErrUnauthorized) {
 				return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
 			}
-			s.log.Error("agent factory failed", "method", method, "err", err)
+			s.log.ErrorContext(ctx, "agent factory failed", "method", method, "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		}
 		if a == nil {
@@ -369,7 +369,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 		case "resources/list":
 			list, err := resources.List(ctx, s.scope(ctx))
 			if err != nil {
-				return nil, s.internal("resources/list", err)
+				return nil, s.internal(ctx, "resources/list", err)
 			}
 			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
 			setCacheable(ctx, req, &res.Cacheable) // built here, not by the SDK
@@ -387,9 +387,9 @@ func (s *Server) scope(ctx context.Context) *agent.Scope {
 }
 
 // internal logs err with a correlation id and returns a sanitized error.
-func (s *Server) internal(what string, err error) error {
+func (s *Server) internal(ctx context.Context, what string, err error) error {
 	id := newCorrelationID()
-	s.log.Error("internal error", "where", what, "correlation_id", id, "err", err)
+	s.log.ErrorContext(ctx, "internal error", "where", what, "correlation_id", id, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error (correlation id " + id + ")"}
 }
 
@@ -410,7 +410,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		if te := tools.AsError(err); te.Code != tools.CodeInternal {
 			return nil, invalidParams("%s", te.Message)
 		}
-		return nil, s.internal("resources/read", err)
+		return nil, s.internal(ctx, "resources/read", err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMEType, Text: text}}}, nil
 }
@@ -431,7 +431,7 @@ func (s *Server) promptHandler(name string) mcp.PromptHandler {
 			if errors.As(err, &ae) {
 				return nil, invalidParams("%v", err)
 			}
-			return nil, s.internal("prompts/get", err)
+			return nil, s.internal(ctx, "prompts/get", err)
 		}
 		return &mcp.GetPromptResult{
 			Description: r.Description,
@@ -454,7 +454,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	}
 	names, err := resources.Complete(ctx, s.scope(ctx), p.Argument.Value)
 	if err != nil {
-		return nil, s.internal("completion/complete", err)
+		return nil, s.internal(ctx, "completion/complete", err)
 	}
 	const maxValues = 100
 	total := len(names)

@@ -147,6 +147,8 @@ func (p *Policy) identity(ctx context.Context, prof *Profile, st store.Store, he
 			return agent.Identity{}, fmt.Errorf("%w: agent profile %q acts as the session's user; send a Parse session token in the %s header", agent.ErrUnauthorized, prof.Name, SessionHeader)
 		}
 		return agent.SessionIdentity(ctx, st, tok, time.Now())
+	case IdentityToken:
+		return p.tokenIdentity(ctx, prof, st)
 	}
 	return agent.Identity{}, fmt.Errorf("policy: agent profile %q: unknown identity kind %q", prof.Name, prof.Identity.Kind)
 }

@@ -31,6 +31,7 @@ type rawPolicy struct {
 	Agents   map[string]*rawProfile `yaml:"agents"`
 	Classes  map[string]*rawClass   `yaml:"classes"`
 	Methods  map[string]*rawMethod  `yaml:"methods"`
+	OAuth    *rawOAuth              `yaml:"oauth"`
 }
 
 type rawSettings struct {
@@ -111,6 +112,7 @@ var rawTypes = map[string]struct {
 	"policy.rawField":    {"a field", reflect.TypeFor[rawField]()},
 	"policy.rawTenant":   {"a tenant scope", reflect.TypeFor[rawTenant]()},
 	"policy.rawMethod":   {"a method", reflect.TypeFor[rawMethod]()},
+	"policy.rawOAuth":    {"the oauth section", reflect.TypeFor[rawOAuth]()},
 }
 
 // rawShapes describe the raw types in the decoder's type errors: alone,
@@ -124,6 +126,7 @@ var rawShapes = map[string][2]string{
 	"rawField":    {"field metadata ({description: ..., enum: [...]})", "field metadata ({description: ..., enum: [...]})"},
 	"rawTenant":   {"a tenant scope ({field: ..., bypass: admin})", "tenant scopes"},
 	"rawMethod":   {"a method (a mapping)", "methods"},
+	"rawOAuth":    {"the oauth section (a mapping)", "oauth"},
 }
 
 var unmarshalRE = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
@@ -336,6 +339,7 @@ func (b *builder) build(data []byte) *Policy {
 	}
 	b.parents(pol)
 	b.keyClashes(pol)
+	b.oauth(pol, raw.OAuth)
 	if d := pol.DefaultAgent; d != "" {
 		if _, declared := raw.Agents[d]; !declared {
 			b.errAt(pth{"settings", "default_agent"}, 0, "no agent profile %q", d)
@@ -1001,7 +1005,7 @@ func (b *builder) checkTool(at pth, name string) {
 }
 
 func (b *builder) identity(n *yaml.Node, p pth) IdentitySpec {
-	const want = "want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}"
+	const want = "want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}"
 	n = resolveAlias(n)
 	if isNull(n) {
 		return IdentitySpec{}
@@ -1009,7 +1013,7 @@ func (b *builder) identity(n *yaml.Node, p pth) IdentitySpec {
 	switch n.Kind {
 	case yaml.ScalarNode:
 		switch k := IdentityKind(n.Value); k {
-		case IdentityMaster, IdentityAnonymous, IdentitySession:
+		case IdentityMaster, IdentityAnonymous, IdentitySession, IdentityToken:
 			return IdentitySpec{Kind: k}
 		}
 		b.errAt(p, n.Line, "%s, not %q", want, n.Value)
@@ -1264,7 +1268,7 @@ func identityNarrows(ancestors []IdentitySpec, child IdentitySpec) string {
 	case IdentityAnonymous:
 		return "the parent acts anonymously, so a sub-agent may only be anonymous too"
 	case IdentityRoles:
-		if child.Kind == IdentityUser || child.Kind == IdentitySession {
+		if child.Kind == IdentityUser || child.Kind == IdentitySession || child.Kind == IdentityToken {
 			return "a user identity holds its own user id, which the parent's roles identity does not"
 		}
 		for _, r := range child.Roles {

@@ -52,6 +52,9 @@ type Policy struct {
 	// (literal keys, unset key variables, unknown names in non-strict
 	// mode). Validate may add more. They never contain key material.
 	Warnings []string
+	// OAuth maps access tokens' claims to profiles and identities (nil:
+	// the file has no oauth section).
+	OAuth *OAuth
 
 	src *source
 }

@@ -19,7 +19,7 @@ var loadCases = []struct {
 	name, yaml, want string
 }{
 	{"unknown top-level key", "agentz: {}\n",
-		"p.yaml:1: unknown key \"agentz\" in the policy file (known keys: agents, classes, methods, settings)"},
+		"p.yaml:1: unknown key \"agentz\" in the policy file (known keys: agents, classes, methods, oauth, settings)"},
 	{"unknown profile key", base + "    toolz: [x]\n",
 		"p.yaml:4: agents.a: unknown key \"toolz\" in an agent profile (known keys: classes, depth, filters, identity, keys, methods, parent, permission, tenant, tools)"},
 	{"unknown settings key", "settings:\n  strict: true\n",
@@ -33,11 +33,11 @@ var loadCases = []struct {
 	{"missing identity", "agents:\n  a:\n    permission: write\n",
 		"p.yaml:2: agents.a: identity is required: master, anonymous, session, {user: <objectId or username>} or {roles: [<role names>]}"},
 	{"bad identity scalar", "agents:\n  a:\n    identity: root\n",
-		"p.yaml:3: agents.a.identity: want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}, not \"root\""},
+		"p.yaml:3: agents.a.identity: want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}, not \"root\""},
 	{"identity two keys", "agents:\n  a:\n    identity: {user: x, role: y}\n",
-		"p.yaml:3: agents.a.identity: want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]} (one key)"},
+		"p.yaml:3: agents.a.identity: want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]} (one key)"},
 	{"identity unknown key", "agents:\n  a:\n    identity: {group: x}\n",
-		"p.yaml:3: agents.a.identity: want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}; unknown key \"group\""},
+		"p.yaml:3: agents.a.identity: want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}; unknown key \"group\""},
 	{"identity empty roles", "agents:\n  a:\n    identity: {roles: []}\n",
 		"p.yaml:3: agents.a.identity.roles: want a role name (role:) or a non-empty list of role names (roles:)"},
 	{"bad role name", "agents:\n  a:\n    identity: {roles: [\"a:b\"]}\n",
@@ -213,7 +213,7 @@ var loadCases = []struct {
 	{"field meta not a mapping", "classes:\n  A:\n    fields:\n      s: text\n",
 		"p.yaml:4: classes.A.fields.s: want field metadata ({description: ..., enum: [...]}), not a string `text`"},
 	{"several errors", "agents:\n  a:\n    permission: root\n    identity: root\n",
-		"p.yaml:3: agents.a.permission: unknown permission \"root\" (use readonly, write or admin)\np.yaml:4: agents.a.identity: want master, anonymous, session, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}, not \"root\""},
+		"p.yaml:3: agents.a.permission: unknown permission \"root\" (use readonly, write or admin)\np.yaml:4: agents.a.identity: want master, anonymous, session, token, {user: <objectId or username>}, {role: <name>} or {roles: [<names>]}, not \"root\""},
 }
 
 func TestLoadErrors(t *testing.T) {

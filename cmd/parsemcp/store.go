@@ -18,6 +18,8 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/reqlog"
+	"github.com/parsemcp/parsemcp/internal/telemetry"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/ratelimit"
@@ -38,6 +40,7 @@ type storeFlags struct {
 	asRoles    []string
 	anonymous  bool
 	verbose    bool
+	logFormat  string
 	tools      tools.Config
 	maxBytes   int
 	timeouts   map[string]string
@@ -45,6 +48,7 @@ type storeFlags struct {
 	costPerMT  float64
 	rateLimit  string
 	redisURL   string
+	redisPfx   string
 	policy     string
 	agentName  string
 	// approvals and progress
@@ -54,11 +58,13 @@ type storeFlags struct {
 	liveDebounce    time.Duration
 	dbMaxConns      int
 	fed             fedFlags
+	oauth           *oauthFlags    // serve only
 	pol             *policy.Policy // loaded by newServer
 	closers         []func()       // run before the store closes
 	// inProcess is set when the server answers this process's own client
-	// (ask, chat): the master-key notices, meant for an operator exposing
-	// a server, are left out (the client's banner names the identity).
+	// (ask, chat): the notices meant for an operator exposing a server
+	// (the master key, whose use the client's banner names; the change
+	// feed, which serves subscribers) are left out.
 	inProcess bool
 	poolSize  int // database connections of the opened store (0: unknown)
 }
@@ -73,10 +79,12 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.asRoles, "as-role", nil, "role names held (with --as-user, or alone to act as a role)")
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "debug logging")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log lines as text (key=value) or json; lines about a request carry its request_id, correlation_id and trace_id; argument values, rows and secrets are never logged")
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
 	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
+	fl.StringVar(&f.redisPfx, "redis-prefix", "parsemcp", "prefix of the Redis keys and channels: instances serving the same application share one; deployments sharing a Redis use different ones")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
@@ -161,6 +169,17 @@ func (f *storeFlags) policyFactory(pol *policy.Policy, st store.Store) mcpserver
 		}
 		return pol.Agent(ctx, name, st, r.Header)
 	}
+}
+
+// logger is the command's logger (--log-format, --verbose), also made the
+// process's default so that every package's lines share the format.
+func (f *storeFlags) logger() (*slog.Logger, error) {
+	log, err := reqlog.New(os.Stderr, f.logFormat, f.level())
+	if err != nil {
+		return nil, fmt.Errorf("--log-format: %w", err)
+	}
+	slog.SetDefault(log)
+	return log, nil
 }
 
 func (f *storeFlags) level() slog.Level {
@@ -372,7 +391,13 @@ func (f *storeFlags) agentFactory(ctx context.Context, log *slog.Logger, st stor
 // newServer opens the store and builds the MCP server. closeAll stops the
 // server, flushes the audit sink and closes the store, in that order.
 func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcpserver.Server, closeAll func(), err error) {
-	st, err := f.openStore(ctx, log)
+	storeLog := log
+	if f.inProcess && !f.verbose {
+		// ask and chat: the store's notices about its change feed concern
+		// a server's subscribers, not a client in this process.
+		storeLog = logger(slog.LevelError)
+	}
+	st, err := f.openStore(ctx, storeLog)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -385,13 +410,25 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 			st.Close()
 		}
 	}()
+	traced, flush, err := telemetry.Setup(ctx, mcpserver.Version)
+	if err != nil {
+		return nil, nil, err
+	}
+	if traced {
+		log.Info("tracing on: spans go out over OTLP/HTTP as the OTEL_* variables say")
+		f.closers = append(f.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = flush(ctx)
+		})
+	}
 	f.poolSize = poolSize(st)
 	pol, err := f.loadPolicy(ctx, log, st)
 	if err != nil {
 		return nil, nil, err
 	}
 	f.pol = pol
-	if pg, ok := st.(*postgres.Store); ok {
+	if pg, ok := st.(*postgres.Store); ok && !f.inProcess {
 		if installed, err := pg.ChangeFeedInstalled(ctx); err == nil && !installed {
 			log.Warn("the PostgreSQL change feed is not installed: resource subscriptions see only the writes made through this process; run `parsemcp migrate --store …` once")
 		}
@@ -401,6 +438,13 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		factory = f.policyFactory(pol, st)
 	} else if factory, err = f.agentFactory(ctx, log, st); err != nil {
 		return nil, nil, err
+	}
+	if f.oauth.enabled() {
+		var stop func()
+		if factory, stop, err = f.oauth.factory(ctx, log, pol, st, factory); err != nil {
+			return nil, nil, err
+		}
+		f.closers = append(f.closers, stop)
 	}
 	if f.fed.tokens != "" {
 		ts, err := openTokens(ctx, f.fed.tokens, st)
@@ -450,7 +494,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 	opts.RateLimit = limiter
 	opts.Live = &mcpserver.LiveOptions{Debounce: f.liveDebounce}
 	if rc != nil {
-		n := subscribe.NewRedis(rc, "parsemcp:live", log)
+		n := subscribe.NewRedis(rc, f.redisPfx+":live", log)
 		opts.Live.Notifier = n
 		// Closers run in order: the notifier stops before its client.
 		f.closers = append([]func(){func() { n.Close() }}, f.closers...)
@@ -515,7 +559,7 @@ func (f *storeFlags) limiter(rc *redis.Client) (ratelimit.Limiter, error) {
 		return nil, err
 	}
 	if rc != nil {
-		return ratelimit.NewRedis(rc, "parsemcp:rl", n, window)
+		return ratelimit.NewRedis(rc, f.redisPfx+":rl", n, window)
 	}
 	return ratelimit.NewLocal(n, window)
 }

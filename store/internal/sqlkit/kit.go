@@ -116,7 +116,7 @@ func (k *Kit[T]) Rows(ctx context.Context, db Querier, sch parse.Schema, fields 
 // Collect runs sqlText and decodes each row.
 func Collect[R any](ctx context.Context, db Querier, sqlText string, args []any, decode func(vals []any) (R, error)) ([]R, error) {
 	var out []R
-	err := db.Query(ctx, sqlText, args, func(vals []any) error {
+	err := traced(ctx, db, sqlText, args, func(vals []any) error {
 		r, err := decode(vals)
 		if err != nil {
 			return err
@@ -164,7 +164,7 @@ func (k *Kit[T]) Count(ctx context.Context, q *query.Query) (int64, error) {
 // count runs a statement returning one count.
 func (k *Kit[T]) count(ctx context.Context, db Querier, sqlText string, args []any) (int64, error) {
 	var n int64
-	err := db.Query(ctx, sqlText, args, func(vals []any) error {
+	err := traced(ctx, db, sqlText, args, func(vals []any) error {
 		v, ok := vals[0].(int64)
 		if !ok {
 			return fmt.Errorf("count: unexpected %T", vals[0])
@@ -196,7 +196,9 @@ func (k *Kit[T]) begin(ctx context.Context) (T, error) {
 // precision, for what is missing), inserted by k.Insert and, when watched,
 // read back for the feed in the same transaction; objs learn what was
 // assigned once the transaction is committed.
-func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) error {
+func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) (err error) {
+	ctx, end := traceWrite(ctx, "insert", class, len(objs))
+	defer func() { end(err) }()
 	sch, err := k.Schemas.Shared(ctx, class)
 	if err != nil {
 		return err
@@ -250,6 +252,8 @@ func (k *Kit[T]) writeSchema(ctx context.Context, w store.Write) (parse.Schema, 
 // Update is Store.Update, in one transaction: the row is read (with
 // k.Lock), then updated by one statement repeating w's checks.
 func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (before, after parse.Object, err error) {
+	ctx, end := traceWrite(ctx, "update", w.Class, 1)
+	defer func() { end(err) }()
 	sch, err := k.writeSchema(ctx, w)
 	if err != nil {
 		return nil, nil, err
@@ -297,7 +301,9 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 
 // Delete is Store.Delete: the row and its rows in the class's join tables
 // go in one transaction.
-func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
+func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err error) {
+	ctx, end := traceWrite(ctx, "delete", w.Class, 1)
+	defer func() { end(err) }()
 	sch, err := k.writeSchema(ctx, w)
 	if err != nil {
 		return nil, err

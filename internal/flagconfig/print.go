@@ -1,0 +1,103 @@
+package flagconfig
+
+import (
+	"io"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	yamlv3 "go.yaml.in/yaml/v3"
+)
+
+// Mask replaces secret values in what Print writes.
+const Mask = "********"
+
+// secretName matches flags whose whole value is a secret.
+var secretName = regexp.MustCompile(`(^|-)(key|password|secret|token|credentials?)s?$`)
+
+// secretParam matches URL query parameters that hold secrets.
+var secretParam = regexp.MustCompile(`(?i)(password|passwd|secret|token|key)`)
+
+// Secret reports whether a flag's value is a secret as a whole.
+func Secret(f *pflag.Flag) bool {
+	return secretName.MatchString(f.Name) || f.Annotations["secret"] != nil
+}
+
+// MaskValue hides a value's secrets: all of it for a secret flag, else
+// the password and secret-looking query parameters of a URL in it.
+func MaskValue(f *pflag.Flag, v string) string {
+	if v == "" {
+		return v
+	}
+	if Secret(f) {
+		return Mask
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || (u.User == nil && u.RawQuery == "") {
+		return v
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	for k := range q {
+		if secretParam.MatchString(k) {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return strings.ReplaceAll(u.String(), "xxxxx", Mask)
+}
+
+// Print writes the effective value of every flag (but skip) as a YAML
+// config file, each line commented with its source; secrets are masked.
+// Its output is a valid --config file.
+func Print(w io.Writer, fs *pflag.FlagSet, src Sources, skip ...string) error {
+	doc := &yamlv3.Node{Kind: yamlv3.MappingNode}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" || slices.Contains(skip, f.Name) || f.Hidden {
+			return
+		}
+		key := &yamlv3.Node{Kind: yamlv3.ScalarNode, Value: f.Name}
+		val := &yamlv3.Node{}
+		switch v := f.Value.(type) {
+		case pflag.SliceValue:
+			items := v.GetSlice()
+			for i := range items {
+				items[i] = MaskValue(f, items[i])
+			}
+			_ = val.Encode(items)
+		default:
+			s := MaskValue(f, f.Value.String())
+			switch f.Value.Type() {
+			case "bool", "int", "int64", "int32", "uint", "uint64", "float64", "float32", "count":
+				val = &yamlv3.Node{Kind: yamlv3.ScalarNode, Value: s}
+			case "stringToString":
+				s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+				m := map[string]string{}
+				for _, kv := range strings.Split(s, ",") {
+					if k, v, ok := strings.Cut(kv, "="); ok {
+						m[k] = v
+					}
+				}
+				_ = val.Encode(m)
+			default:
+				_ = val.Encode(s)
+			}
+		}
+		if val.Kind == yamlv3.ScalarNode {
+			key.LineComment = string(src[f.Name])
+		} else {
+			val.Style, val.LineComment = yamlv3.FlowStyle, string(src[f.Name])
+		}
+		doc.Content = append(doc.Content, key, val)
+	})
+	enc := yamlv3.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	return enc.Close()
+}
