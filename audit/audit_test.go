@@ -34,6 +34,7 @@ func TestEstimate(t *testing.T) {
 func TestJSONSink(t *testing.T) {
 	var buf bytes.Buffer
 	e := sample
+	e.RequestID, e.TraceID = "req-1", "trace-1"
 	e.Estimate(2.5)
 	audit.NewJSONSink(&buf).Record(context.Background(), e)
 	var line map[string]any
@@ -43,7 +44,7 @@ func TestJSONSink(t *testing.T) {
 	delete(line, "time")
 	want := map[string]any{
 		"level": "INFO", "msg": "tool_call", "tool": "query_class", "args_keys": []any{"class_name", "where"},
-		"agent_id": "agent-1", "auth_type": "user", "permission": "readonly", "correlation_id": "corr-1",
+		"agent_id": "agent-1", "auth_type": "user", "permission": "readonly", "correlation_id": "corr-1", "request_id": "req-1", "trace_id": "trace-1",
 		"success": false, "error_code": "permission_denied", "denial_kind": "clp", "duration_ms": 12.5,
 		"result_bytes": float64(4000), "est_input_tokens": float64(1000), "est_cost_usd": 0.0025,
 	}
