@@ -17,7 +17,7 @@ import (
 var sample = audit.Event{
 	Event: "tool_call", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Tool: "query_class",
 	ArgKeys: []string{"class_name", "where"}, AgentID: "agent-1", AuthType: "user", Permission: "readonly",
-	CorrelationID: "corr-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
+	CorrelationID: "corr-1", RequestID: "req-1", TraceID: "trace-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
 	DurationMS: 12.5, ResultBytes: 4000,
 }
 
