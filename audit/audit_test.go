@@ -34,7 +34,6 @@ func TestEstimate(t *testing.T) {
 func TestJSONSink(t *testing.T) {
 	var buf bytes.Buffer
 	e := sample
-	e.RequestID, e.TraceID = "req-1", "trace-1"
 	e.Estimate(2.5)
 	audit.NewJSONSink(&buf).Record(context.Background(), e)
 	var line map[string]any
