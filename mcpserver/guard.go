@@ -69,6 +69,20 @@ func permissionGuard(cfg *tools.Config) Guard {
 	}
 }
 
+// argsGuard checks the arguments against the tool's declared input schema
+// once, before the tool runs (tools.CheckArgs): a bad argument is refused
+// with invalid_argument naming it.
+func argsGuard() Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			if err := tools.CheckArgs(inv.Tool, inv.Args); err != nil {
+				return nil, err
+			}
+			return next(ctx, inv)
+		}
+	}
+}
+
 // timeoutGuard bounds the call by the tool's timeout (or the operator's
 // override); the deadline reaches the database through the context: SQLite
 // interrupts the statement, PostgreSQL cancels it.
