@@ -303,12 +303,16 @@ func TestApprovalStateIsBound(t *testing.T) {
 		t.Fatalf("input request: %+v", res.InputRequests)
 	}
 	yes := mcp.InputResponseMap{"parsemcp_approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}
+	// The genuine state's body (who, which call, when) with another
+	// signature: everything but the signature matches.
+	body, _, _ := strings.Cut(res.RequestState, ".")
 	for name, tc := range map[string]struct {
 		id, state string
 	}{
 		"replayed for another object": {second, res.RequestState},
 		"forged":                      {first, "eyJ0IjoxfQ.AAAA"},
 		"tampered":                    {first, "x" + res.RequestState},
+		"signed by someone else":      {first, body + ".AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
 		"missing":                     {first, ""},
 	} {
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "delete_object", Arguments: map[string]any{"class_name": "Ticket", "object_id": tc.id}, InputResponses: yes, RequestState: tc.state})

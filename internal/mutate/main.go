@@ -19,6 +19,7 @@
 //
 //	go run ./internal/mutate                 # every mutant
 //	go run ./internal/mutate -check          # only verify the snippets (fast)
+//	go run ./internal/mutate -check -build   # and that each mutant compiles
 //	go run ./internal/mutate -only 'tenant'  # mutants whose name or area matches
 //	go run ./internal/mutate -from NAME      # resume at a mutant
 //
@@ -80,6 +81,7 @@ func main() {
 	only := flag.String("only", "", "run only the mutants whose name or area matches this regexp")
 	from := flag.String("from", "", "start at the mutant of this name (resume a run)")
 	check := flag.Bool("check", false, "only verify that every snippet is found exactly once; run no tests")
+	build := flag.Bool("build", false, "with -check: also compile each mutant's package (finds BROKEN mutants in minutes)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "bound on one mutant's test run (it only stops a hang)")
 	verbose := flag.Bool("v", false, "print the test output of caught mutants too")
 	flag.Parse()
@@ -134,7 +136,7 @@ func main() {
 	start := time.Now()
 	for i, m := range mutants {
 		t0 := time.Now()
-		out, log := runOne(root, tree, m, *check, *timeout)
+		out, log := runOne(root, tree, m, *check, *build, *timeout)
 		counts[out]++
 		label := fmt.Sprintf("[%d/%d] %-9s %s (%s)", i+1, len(mutants), out, m.Name, m.File)
 		if !*check {
@@ -152,7 +154,7 @@ func main() {
 	}
 	fmt.Println()
 	if *check {
-		fmt.Printf("mutate -check: %d mutants, %d ok, %d stale, %d ambiguous\n", len(mutants), counts["ok"], counts[Stale], counts[Ambiguous])
+		fmt.Printf("mutate -check: %d mutants, %d ok, %d stale, %d ambiguous, %d broken\n", len(mutants), counts["ok"], counts[Stale], counts[Ambiguous], counts[Broken])
 	} else {
 		fmt.Printf("mutate: %d mutants: %d caught, %d survived, %d stale, %d ambiguous, %d broken, %d timed out (%s)\n",
 			len(mutants), counts[Caught], counts[Survived], counts[Stale], counts[Ambiguous], counts[Broken], counts[TimedOut], time.Since(start).Round(time.Second))
@@ -167,7 +169,7 @@ func main() {
 }
 
 // runOne applies m in a fresh copy of root at tree and runs its tests.
-func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) (Outcome, string) {
+func runOne(root, tree string, m Mutant, checkOnly, build bool, timeout time.Duration) (Outcome, string) {
 	src, err := os.ReadFile(filepath.Join(root, m.File))
 	if err != nil {
 		return Stale, fmt.Sprintf("file %s: %v", m.File, err)
@@ -178,7 +180,7 @@ func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) 
 	case n > 1:
 		return Ambiguous, fmt.Sprintf("snippet found %d times in %s (make it longer):\n%s", n, m.File, m.Find)
 	}
-	if checkOnly {
+	if checkOnly && !build {
 		return "ok", ""
 	}
 	if err := os.RemoveAll(tree); err != nil {
@@ -190,6 +192,12 @@ func runOne(root, tree string, m Mutant, checkOnly bool, timeout time.Duration) 
 	mutated := bytes.Replace(src, []byte(m.Find), []byte(m.Replace), 1)
 	if err := os.WriteFile(filepath.Join(tree, m.File), mutated, 0o644); err != nil {
 		return Broken, err.Error()
+	}
+	if checkOnly {
+		if out, err := goCmd(tree, timeout, "build", "./"+filepath.ToSlash(filepath.Dir(m.File))); err != nil {
+			return Broken, lastLines(out, 30)
+		}
+		return "ok", ""
 	}
 	for _, entry := range m.Pkgs {
 		// "./pkg/ -run A|B -skip C": the package, then go test flags
