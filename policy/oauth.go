@@ -219,7 +219,7 @@ func (p *Policy) tokenUser(ctx context.Context, st store.Store, v string) (strin
 	if field == parse.FieldObjectID && !parse.ValidObjectID(v) {
 		return "", fmt.Errorf("%w: the token's user is not a valid objectId", agent.ErrUnauthorized)
 	}
-	rows, err := st.Find(ctx, &query.Query{Class: parse.ClassUser, Limit: 2, Keys: []string{},
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: parse.ClassUser, Limit: 2, Keys: []string{},
 		Where: query.Cmp{Path: query.Path{Field: field, Type: parse.TypeString}, Op: query.OpEq, Value: v}})
 	if err != nil {
 		return "", err
