@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // Permission is an agent's tier.
@@ -87,6 +88,16 @@ func (id Identity) Principal() parse.Principal {
 		}
 	}
 	return p
+}
+
+// ACLFilter is the ACL restriction the identity reads and writes under:
+// none for the master key, else the ACL entries it holds.
+func (id Identity) ACLFilter() query.ACLFilter {
+	p := id.Principal()
+	if p.Master {
+		return query.NoACLFilter
+	}
+	return query.ACLEntries(p.Entries...)
 }
 
 // Agent is one caller of the server's tools.

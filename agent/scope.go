@@ -341,15 +341,8 @@ func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 	}
 }
 
-// readACL is the agent's ACL restriction: none for the master key, else
-// the entries it holds.
-func (s *Scope) readACL() query.ACLFilter {
-	p := s.principal()
-	if p.Master {
-		return query.NoACLFilter
-	}
-	return query.ACLEntries(p.Entries...)
-}
+// readACL is the agent's ACL restriction (Identity.ACLFilter).
+func (s *Scope) readACL() query.ACLFilter { return s.agent.Identity.ACLFilter() }
 
 // Parser returns a where-parser whose cross-class operators resolve classes
 // through this scope (so a hidden class is an unknown class there too).

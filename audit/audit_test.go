@@ -17,7 +17,7 @@ import (
 var sample = audit.Event{
 	Event: "tool_call", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Tool: "query_class",
 	ArgKeys: []string{"class_name", "where"}, AgentID: "agent-1", AuthType: "user", Permission: "readonly",
-	CorrelationID: "corr-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
+	CorrelationID: "corr-1", RequestID: "req-1", TraceID: "trace-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
 	DurationMS: 12.5, ResultBytes: 4000,
 }
 
@@ -43,7 +43,7 @@ func TestJSONSink(t *testing.T) {
 	delete(line, "time")
 	want := map[string]any{
 		"level": "INFO", "msg": "tool_call", "tool": "query_class", "args_keys": []any{"class_name", "where"},
-		"agent_id": "agent-1", "auth_type": "user", "permission": "readonly", "correlation_id": "corr-1",
+		"agent_id": "agent-1", "auth_type": "user", "permission": "readonly", "correlation_id": "corr-1", "request_id": "req-1", "trace_id": "trace-1",
 		"success": false, "error_code": "permission_denied", "denial_kind": "clp", "duration_ms": 12.5,
 		"result_bytes": float64(4000), "est_input_tokens": float64(1000), "est_cost_usd": 0.0025,
 	}

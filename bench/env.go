@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 
@@ -57,7 +58,9 @@ type Env struct {
 }
 
 // OpenEnv opens the backend with a rows-object demo dataset: the cached
-// SQLite file, or a fresh PostgreSQL database (dropped by Close).
+// SQLite file, or a fresh PostgreSQL database (dropped by Close); with
+// PARSEMCP_BENCH_DB set, that PostgreSQL database, which holds the demo
+// data already (parsemcp demo --rows N --out URL, then ANALYZE).
 func OpenEnv(ctx context.Context, backend string, rows int, pgURL string, log io.Writer) (*Env, error) {
 	e := &Env{Backend: backend}
 	switch backend {
@@ -73,6 +76,16 @@ func OpenEnv(ctx context.Context, backend string, rows int, pgURL string, log io
 		e.Store = st
 		e.closers = append(e.closers, st.Close)
 	case Postgres:
+		if u := os.Getenv("PARSEMCP_BENCH_DB"); u != "" {
+			// A database holding the demo data already, used as it is.
+			st, err := postgres.Open(ctx, u)
+			if err != nil {
+				return nil, err
+			}
+			e.Store = st
+			e.closers = append(e.closers, st.Close)
+			break
+		}
 		if pgURL == "" {
 			pgURL = PostgresURL()
 		}

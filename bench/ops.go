@@ -96,14 +96,6 @@ type Skipped struct{ Reason string }
 
 func (s *Skipped) Error() string { return s.Reason }
 
-func readACL(a *agent.Agent) query.ACLFilter {
-	p := a.Identity.Principal()
-	if p.Master {
-		return query.NoACLFilter
-	}
-	return query.ACLEntries(p.Entries...)
-}
-
 // NewCase prepares op for s. It returns a *Skipped error when the server
 // does not offer the operation's tool.
 func NewCase(ctx context.Context, s *Session, op string) (*Case, error) {
@@ -113,7 +105,7 @@ func NewCase(ctx context.Context, s *Session, op string) (*Case, error) {
 		return nil, err
 	}
 	c := &Case{Op: op, Run: map[Mode]func(context.Context) (any, error){}, Sum: map[Mode]func(any) (string, error){}}
-	acl := readACL(s.Agent)
+	acl := s.Agent.Identity.ACLFilter() // what the scope adds
 	where := map[string]any{enumField: enumValue}
 
 	switch op {

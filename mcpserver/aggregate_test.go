@@ -77,6 +77,14 @@ func TestAggregateTools(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-01 05:00","value":1}]`), out["groups"]); d != "" {
 		t.Fatalf("group_by_date hour at +05:30 (-want +got):\n%s", d)
 	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "minute", "limit": 1})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-01 00:00","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date minute (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "second", "timezone": "+05:30", "limit": 1, "skip": 1})
+	if d := cmp.Diff(jsonOf(t, `[{"key":"2025-05-02 05:30:00","value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by_date second at +05:30, second page (-want +got):\n%s", d)
+	}
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "day", "timezone": "Nowhere/Land"}, "invalid_argument")
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "title", "interval": "day"}, "invalid_argument")
 	fails(t, cs, "group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "fortnight"}, "invalid_argument")
@@ -159,4 +167,46 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A group tool's dry run is the pipeline it runs: pasted into aggregate
+// as written (its $sort keys in their order), it gives the same groups.
+func TestGroupDryRunIsWhatRuns(t *testing.T) {
+	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
+	for _, args := range []map[string]any{
+		{"class_name": "Ticket", "field": "status"},
+		{"class_name": "Ticket", "field": "status", "sort": "value_asc", "limit": 2},
+		{"class_name": "Ticket", "field": "priority", "operation": "count", "where": map[string]any{"priority": map[string]any{"$gte": 1}}},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "group_by", Arguments: withDry(args)})
+		if err != nil || res.IsError {
+			t.Fatalf("dry run: %v %v", err, res)
+		}
+		var dry struct{ Pipeline json.RawMessage }
+		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &dry); err != nil {
+			t.Fatal(err)
+		}
+		ran := ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": string(dry.Pipeline)})
+		var fromAggregate []any
+		for _, r := range ran["results"].([]any) {
+			m := r.(map[string]any)
+			fromAggregate = append(fromAggregate, map[string]any{"key": m["objectId"], "value": m["value"]})
+		}
+		groups := ok(t, cs, "group_by", args)["groups"].([]any)
+		// The pipeline reads one group more than the limit (to know whether more follow).
+		if limit, _ := args["limit"].(int); limit > 0 && len(fromAggregate) > limit {
+			fromAggregate = fromAggregate[:limit]
+		}
+		if d := cmp.Diff(groups, fromAggregate); d != "" {
+			t.Fatalf("%v: group_by vs its dry-run pipeline (-group_by +aggregate):\n%s\npipeline %s", args, d, dry.Pipeline)
+		}
+	}
+}
+
+func withDry(args map[string]any) map[string]any {
+	out := map[string]any{"dry_run": true}
+	for k, v := range args {
+		out[k] = v
+	}
+	return out
 }

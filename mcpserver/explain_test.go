@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func explainServer(t *testing.T, cfg tools.Config) *mcpserver.Server {
 }
 
 func TestExplainQuery(t *testing.T) {
-	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 100}), "")
+	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 100, ExposeExplain: true}), "")
 	out := ok(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open", "priority": map[string]any{"$gte": 2}}, "order": "-createdAt"})
 	if out["full_scan"] != true {
 		t.Fatalf("unindexed where should scan: %v", out)
@@ -51,7 +52,7 @@ func TestExplainQuery(t *testing.T) {
 }
 
 func TestExplainRefusesLargeFullScan(t *testing.T) {
-	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3, HidePlans: true}), "")
+	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3}), "")
 	out := fails(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "Fuel leak"}}, tools.CodeFullScan)
 	d := out["details"].(map[string]any)
 	if d["row_count"] != 5.0 || d["threshold"] != 3.0 || !strings.Contains(out["error"].(string), "an index on title") {
@@ -63,4 +64,45 @@ func TestExplainRefusesLargeFullScan(t *testing.T) {
 		t.Fatalf("small class: %v", out)
 	}
 	ok(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"objectId": "t000000001"}})
+}
+
+// The full-scan refusal on the query tools themselves: opt-in, the same
+// rule as explain_query, with a per-class allowance.
+func TestQueryToolsRefuseLargeFullScans(t *testing.T) {
+	where := map[string]any{"title": "Fuel leak"}
+	off := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3}), "")
+	ok(t, off, "query_class", map[string]any{"class_name": "Ticket", "where": where}) // not asked for: runs
+
+	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3, RefuseFullScans: true, FullScanAllowed: []string{"Comment"}}), "")
+	for _, tool := range []string{"query_class", "count_objects", "export_data"} {
+		out := fails(t, cs, tool, map[string]any{"class_name": "Ticket", "where": where}, tools.CodeFullScan)
+		if d := out["details"].(map[string]any); d["row_count"] != 5.0 || !strings.Contains(out["error"].(string), "an index on title") {
+			t.Fatalf("%s refusal: %v", tool, out)
+		}
+	}
+	// An indexed lookup runs; so does a scan of a small class.
+	ok(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"objectId": "t000000001"}})
+	ok(t, cs, "query_class", map[string]any{"class_name": "Project", "where": map[string]any{"budget": 1}})
+	// An allowed class scans whatever its size.
+	allowed := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3, RefuseFullScans: true, FullScanAllowed: []string{"Ticket"}}), "")
+	ok(t, allowed, "query_class", map[string]any{"class_name": "Ticket", "where": where})
+}
+
+// Plans and index names are shown only when the operator exposes them.
+func TestExplainHiddenByDefault(t *testing.T) {
+	cs := connect(t, explainServer(t, tools.Config{}), "")
+	out := ok(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"project": "pApollo001"}})
+	if _, shown := out["plan"]; shown {
+		t.Fatalf("plan shown: %v", out)
+	}
+	if _, shown := out["indexes_used"]; shown {
+		t.Fatalf("index names shown: %v", out)
+	}
+	if s := ok(t, cs, "get_schema", map[string]any{"class_name": "Ticket"}); s["indexes"] != nil {
+		t.Fatalf("get_schema shows indexes: %v", s["indexes"])
+	}
+	exposed := connect(t, explainServer(t, tools.Config{ExposeExplain: true}), "")
+	if s := ok(t, exposed, "get_schema", map[string]any{"class_name": "Project"}); fmt.Sprint(s["indexes"]) != "[map[keys:map[objectId:1] name:_id_] map[keys:map[name:1] name:name_1]]" {
+		t.Fatalf("get_schema with ExposeExplain: %v", s["indexes"])
+	}
 }

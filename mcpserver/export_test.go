@@ -14,6 +14,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // exportOut runs export_data, which must succeed, and returns its output
@@ -63,8 +64,17 @@ func TestExportListed(t *testing.T) {
 			t.Errorf("input schema lacks %q: %v", arg, props)
 		}
 	}
-	if !strings.Contains(tool.Description, `{"field": "project.name", "as": "Project"}`) {
-		t.Errorf("description does not document the column forms: %s", tool.Description)
+	// The column forms: an example in the schema, the rest in the
+	// resource the description points to.
+	if ex, _ := json.Marshal(props["columns"].(map[string]any)["examples"]); !strings.Contains(string(ex), `"as":"Project"`) {
+		t.Errorf("columns has no example: %s", ex)
+	}
+	if !strings.Contains(tool.Description, tools.QueryLanguageURI) {
+		t.Errorf("description does not point to the docs: %s", tool.Description)
+	}
+	doc, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: tools.QueryLanguageURI})
+	if err != nil || !strings.Contains(doc.Contents[0].Text, `{"field": "project.name",`) || doc.Contents[0].MIMEType != "text/markdown" {
+		t.Errorf("the docs resource does not document the column forms: %v %v", err, doc)
 	}
 }
 
@@ -89,7 +99,8 @@ t000000004,Orbit calc,Comet,1,
 `, out)
 	want := map[string]any{
 		"class_name": "Ticket", "format": "csv", "row_count": 5.0, "output": out,
-		"headers": []any{"objectId", "title", "Project", "priority", "due"},
+		"headers":    []any{"objectId", "title", "Project", "priority", "due"},
+		"pagination": map[string]any{"limit": 1000.0, "skip": 0.0, "has_more": false},
 	}
 	if d := cmp.Diff(want, res); d != "" {
 		t.Fatalf("envelope (-want +got):\n%s", d)
@@ -436,7 +447,7 @@ func TestExportByteCap(t *testing.T) {
 	}
 	objs = append(objs, parse.Object{"objectId": "tHuge00001", "title": strings.Repeat("y", 5<<20), "priority": 10.0})
 	mustCreate(t, st, "Ticket", objs...)
-	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
+	cs := connect(t, budgetServer(t, st, 8<<20, nil), "")
 	// A CSV or Markdown row is one line of ~600 KiB: 6 fit. Every line of a
 	// text table is as wide as its widest cell, and the table has 4 lines
 	// besides its rows: 2 fit.
@@ -523,4 +534,30 @@ func TestExportBadInput(t *testing.T) {
 		many[i] = "title"
 	}
 	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "columns": many}, "invalid_argument")
+}
+
+// export_data renders an aggregation's rows: its output fields are the
+// columns (or the columns asked for), pages continue through next_call,
+// and the pipeline is governed as aggregate runs it.
+func TestExportPipeline(t *testing.T) {
+	st := fixtureStore(t)
+	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
+	pipeline := []any{
+		map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}},
+		map[string]any{"$sort": map[string]any{"n": -1, "objectId": 1}},
+	}
+	out, res := exportOut(t, cs, map[string]any{"class_name": "Ticket", "pipeline": pipeline, "limit": 1})
+	sameText(t, "first page", "objectId,n\nopen,3\n", out)
+	nc := res["next_call"].(map[string]any)["arguments"].(map[string]any)
+	out, res = exportOut(t, cs, nc)
+	sameText(t, "second page", "objectId,n\nclosed,1\n", out)
+	out, _ = exportOut(t, cs, map[string]any{"class_name": "Ticket", "pipeline": pipeline, "columns": []any{map[string]any{"field": "n", "as": "Tickets"}, map[string]any{"objectId": "Status"}}, "format": "markdown"})
+	if !strings.HasPrefix(out, "| Tickets | Status |\n| --- | --- |\n| 3 | open |\n") {
+		t.Fatalf("markdown columns:\n%s", out)
+	}
+	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "pipeline": pipeline, "where": map[string]any{"status": "open"}}, "invalid_argument")
+	fails(t, cs, "export_data", map[string]any{"class_name": "Ticket", "pipeline": pipeline, "columns": []any{"title"}}, "invalid_argument")
+	// Governed like aggregate: bob does not see Payroll.
+	bobCS := connect(t, newServer(t, st, agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: bob}), "")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Payroll", "pipeline": `[{"$group":{"_id":null,"s":{"$sum":"$amount"}}}]`}, "permission_denied")
 }

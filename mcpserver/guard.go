@@ -16,6 +16,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
@@ -62,6 +63,20 @@ func permissionGuard(cfg *tools.Config) Guard {
 				gates = cfg.Gates
 			}
 			if err := inv.Agent.CheckTool(inv.Tool.Info(), gates); err != nil {
+				return nil, err
+			}
+			return next(ctx, inv)
+		}
+	}
+}
+
+// argsGuard checks the arguments against the tool's declared input schema
+// once, before the tool runs (tools.CheckArgs): a bad argument is refused
+// with invalid_argument naming it.
+func argsGuard() Guard {
+	return func(next ToolFunc) ToolFunc {
+		return func(ctx context.Context, inv *Invocation) (any, error) {
+			if err := tools.CheckArgs(inv.Tool, inv.Args); err != nil {
 				return nil, err
 			}
 			return next(ctx, inv)
@@ -147,22 +162,23 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			}
 			return errorResult(te), nil
 		}
-		return successResult(data)
+		return successResult(ctx, data)
 	}
 }
 
 // Results travel once, as JSON text: no built-in tool declares an output
 // schema, so structuredContent is optional, every client reads text, and
-// sending both doubles the SDK's encoding work (docs/PERFORMANCE.md).
-func successResult(data any) (*mcp.CallToolResult, error) {
+// sending both doubles the SDK's encoding work (docs/PERFORMANCE.md). The
+// text is encoded once (encoded.go).
+func successResult(ctx context.Context, data any) (*mcp.CallToolResult, error) {
 	if raw, ok := data.(json.RawMessage); ok { // already serialized by the cap guard
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}}, nil
+		return textResult(ctx, raw), nil
 	}
-	b, err := json.Marshal(data)
+	b, err := jsonenc.Marshal(data)
 	if err != nil {
 		return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+	return textResult(ctx, b), nil
 }
 
 func errorResult(e *tools.Error) *mcp.CallToolResult {

@@ -61,8 +61,8 @@ func TestAccessTokensHiddenFromMaster(t *testing.T) {
 }
 
 // Internal fields never leave the server, whoever asks: the master key,
-// with _Session unhidden by the policy, reads it without its sessionToken,
-// in rows and in the schema.
+// with _Session unhidden for it by the policy, reads _Session without its
+// sessionToken, in rows and in the schema.
 func TestSessionTokenNeverLeaves(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
@@ -70,8 +70,11 @@ func TestSessionTokenNeverLeaves(t *testing.T) {
 		"user": parse.Pointer(parse.ClassUser, bob)}}); err != nil {
 		t.Fatal(err)
 	}
-	unhidden := agent.Policy{Catalog: &agent.Catalog{Classes: map[string]*agent.ClassMeta{parse.ClassSession: {Hidden: agent.HiddenNever}}}}
-	cs := govClient(t, st, allGates, agent.Admin, master, unhidden)
+	// _Session is hidden from every agent unless the policy unhides it.
+	hidden := govClient(t, st, allGates, agent.Admin, master, agent.Policy{})
+	refused(t, hidden, "query_class", map[string]any{"class_name": parse.ClassSession}, "not_found", "class_not_found", `class "_Session" was not found (or is not accessible to this agent)`)
+	unhide := agent.Policy{Catalog: &agent.Catalog{Classes: map[string]*agent.ClassMeta{parse.ClassSession: {Hidden: agent.HiddenExceptMaster}}}}
+	cs := govClient(t, st, allGates, agent.Admin, master, unhide)
 	for _, c := range []struct {
 		tool string
 		args map[string]any

@@ -6,14 +6,15 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,8 +59,12 @@ type Options struct {
 	Logger  *slog.Logger
 	// ToolConfig tunes the built-in tools (default tools.DefaultConfig).
 	ToolConfig *tools.Config
-	// MaxResponseBytes caps a serialized tool result (default 4 MiB).
+	// MaxResponseBytes is the response budget: the largest serialized
+	// tool result, in bytes (default DefaultMaxResponseBytes, about 4,000
+	// tokens). Paged results are cut to fit; others over it are refused.
 	MaxResponseBytes int
+	// ResponseBudgets overrides MaxResponseBytes per tool name (bytes).
+	ResponseBudgets map[string]int
 	// Timeouts overrides tools' time limits by tool name.
 	Timeouts map[string]time.Duration
 	// RateLimit bounds tool calls per principal (agent.Agent.Key); nil: none.
@@ -169,7 +174,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), capGuard(opts.MaxResponseBytes), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts)}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,
@@ -190,10 +195,13 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
+	for _, d := range resources.Docs() {
+		s.mcp.AddResource(&mcp.Resource{URI: d.URI, Name: d.Name, Description: d.Description, MIMEType: d.MIMEType}, s.readResource)
+	}
 	for _, t := range resources.Templates() {
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: t.URITemplate, Name: t.Name, Description: t.Description, MIMEType: resources.MIMEType}, s.readResource)
 	}
@@ -262,13 +270,26 @@ func (s *Server) syncTools() {
 		}
 		s.mcp.AddTool(&mcp.Tool{
 			Name:        t.Name,
+			Title:       t.Title,
 			Description: t.Description,
-			InputSchema: t.Input,
+			InputSchema: encodedSchema(t.Input),
 			Meta:        mcp.Meta{"category": t.Category},
 			Annotations: ann,
 		}, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
+}
+
+// encodedSchema is a tool's input schema encoded once, when the tool is
+// registered. The SDK encodes the schema for every tools/list and, at
+// protocol 2026-07-28, re-reads it on every tools/call (its x-mcp-header
+// check); as JSON text that is a copy, not a walk of the schema's structs.
+func encodedSchema(sch *jsonschema.Schema) any {
+	b, err := json.Marshal(sch)
+	if err != nil {
+		return sch // the SDK reports it as it would have
+	}
+	return json.RawMessage(b)
 }
 
 func (s *Server) syncPrompts() {
@@ -374,7 +395,7 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
 			setCacheable(ctx, req, &res.Cacheable) // built here, not by the SDK
 			for _, r := range list {
-				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: resources.MIMEType})
+				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
 			}
 			return res, nil
 		}
@@ -412,7 +433,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, s.internal(ctx, "resources/read", err)
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMEType, Text: text}}}, nil
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: resources.MIMETypeOf(req.Params.URI), Text: text}}}, nil
 }
 
 func (s *Server) promptHandler(name string) mcp.PromptHandler {
@@ -449,7 +470,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	if p == nil || p.Ref == nil || !classArgs[p.Argument.Name] {
 		return empty, nil
 	}
-	if p.Ref.Type == "ref/resource" && !strings.HasPrefix(p.Ref.URI, resources.Scheme+"{className}") {
+	if p.Ref.Type == "ref/resource" && !resources.IsTemplate(p.Ref.URI) {
 		return empty, nil
 	}
 	names, err := resources.Complete(ctx, s.scope(ctx), p.Argument.Value)

@@ -93,7 +93,8 @@ type CLP struct {
 }
 
 // Perm returns the permission stored for op, nil when the CLP leaves it
-// out (what that means: Decide).
+// out (what that means: Decide); for a name that is no operation, a
+// permission that admits nobody.
 func (c CLP) Perm(op Op) *OpPerm {
 	switch op {
 	case OpGet:
@@ -111,7 +112,16 @@ func (c CLP) Perm(op Op) *OpPerm {
 	case OpAddField:
 		return c.AddField
 	}
-	return nil
+	return &OpPerm{Entries: map[string]bool{}} // not an operation: nobody but the master key
+}
+
+// validOp reports whether op is one of the CLP operations.
+func validOp(op Op) bool {
+	switch op {
+	case OpGet, OpFind, OpCount, OpCreate, OpUpdate, OpDelete, OpAddField:
+		return true
+	}
+	return false
 }
 
 // IsZero reports whether the CLP is empty: no class-level permissions are
@@ -171,16 +181,11 @@ type Principal struct {
 	Master  bool
 }
 
-// authenticated is Parse Server's test for requiresAuthentication: the
-// caller holds an entry other than "*".
-func (p Principal) authenticated() bool {
-	for _, e := range p.Entries {
-		if e != PublicKey {
-			return true
-		}
-	}
-	return false
-}
+// authenticated reports whether the caller is a signed-in user, what
+// requiresAuthentication and the "authenticated" protectedFields entry ask
+// for. Parse Server's callers are users or anonymous; an identity acting
+// only as roles (parsemcp's) holds no session and is not one.
+func (p Principal) authenticated() bool { return p.UserID != "" }
 
 // users returns the caller's user entries (neither "*" nor a role).
 func (p Principal) users() []string {
@@ -222,7 +227,8 @@ type Decision struct {
 //   - an operation a stored CLP leaves out is master-key only (Parse
 //     Server's storage adapters fill it in as {});
 //   - "*" or an entry the caller holds passes, for every row;
-//   - requiresAuthentication passes any caller holding more than "*";
+//   - requiresAuthentication passes any signed-in user (not an identity
+//     acting only as roles);
 //   - otherwise pointerFields of the operation, or readUserFields (get,
 //     find, count) / writeUserFields (update, delete), let the operation
 //     through restricted to the rows pointing at the user (never create);
@@ -231,7 +237,12 @@ type Decision struct {
 // A caller let through by requiresAuthentication is still restricted by
 // pointerFields and user fields where the CLP has them.
 func (c CLP) Decide(op Op, p Principal) Decision {
-	if p.Master || c.IsZero() {
+	switch {
+	case p.Master:
+		return Decision{Allowed: true}
+	case !validOp(op):
+		return Decision{} // fail closed on a name that is no operation
+	case c.IsZero():
 		return Decision{Allowed: true}
 	}
 	perm := c.Perm(op)
@@ -284,9 +295,9 @@ func (c CLP) Decide(op Op, p Principal) Decision {
 
 // Protected returns the fields the CLP's protectedFields hide from p, as
 // Parse Server 9 computes them (DatabaseController.addProtectedFields):
-// the lists of every entry that applies to p — "*" always; for an
-// authenticated caller also "authenticated", each role it holds and its
-// user id — intersected, so a field stays hidden only if every applicable
+// the lists of every entry that applies to p — "*" always, each role and
+// user id p holds, and "authenticated" for a signed-in user — intersected,
+// so a field stays hidden only if every applicable
 // entry hides it. "userField:" entries, which Parse Server applies per row,
 // are not used: ignoring them can only hide more. The master key sees
 // everything. The owner exemption (a user reading its own _User row sees
@@ -295,12 +306,9 @@ func (c CLP) Protected(p Principal) []string {
 	if p.Master || len(c.ProtectedFields) == 0 {
 		return nil
 	}
-	held := map[string]bool{PublicKey: true}
-	if p.authenticated() {
-		held["authenticated"] = true
-		for _, e := range p.Entries {
-			held[e] = true
-		}
+	held := map[string]bool{PublicKey: true, "authenticated": p.authenticated()}
+	for _, e := range p.Entries {
+		held[e] = true
 	}
 	var sets [][]string
 	for entry, fields := range c.ProtectedFields {

@@ -58,6 +58,7 @@ func TestCLPDecide(t *testing.T) {
 		{"requiresAuthentication: anonymous refused", `{"find":{"requiresAuthentication":true}}`, OpFind, anon, Decision{}},
 		{"requiresAuthentication: user passes", `{"find":{"requiresAuthentication":true}}`, OpFind, bob, Decision{Allowed: true}},
 		{"requiresAuthentication: create", `{"create":{"requiresAuthentication":true}}`, OpCreate, bob, Decision{Allowed: true}},
+		{"requiresAuthentication: a role identity is no user", `{"find":{"requiresAuthentication":true}}`, OpFind, role, Decision{}},
 		{"pointerFields: rows of the user", `{"find":{"pointerFields":["owner"]}}`, OpFind, alice, Decision{Allowed: true, UserFields: []string{"owner"}, User: "alice"}},
 		{"pointerFields: anonymous gets no rows", `{"find":{"pointerFields":["owner"]}}`, OpFind, anon, Decision{Allowed: true, NoRows: true}},
 		{"pointerFields: role identity gets no rows", `{"update":{"pointerFields":["owner"]}}`, OpUpdate, role, Decision{Allowed: true, NoRows: true}},
@@ -71,6 +72,8 @@ func TestCLPDecide(t *testing.T) {
 		{"requiresAuthentication keeps pointerFields", `{"find":{"requiresAuthentication":true,"pointerFields":["owner"]}}`, OpFind, bob, Decision{Allowed: true, UserFields: []string{"owner"}, User: "bob"}},
 		{"an entry the caller holds lifts pointerFields", `{"find":{"role:Staff":true,"pointerFields":["owner"]}}`, OpFind, alice, Decision{Allowed: true}},
 		{"addField by pointerFields refused", `{"addField":{"pointerFields":["owner"]}}`, OpAddField, alice, Decision{}},
+		{"no operation: refused even with no CLP", "", Op("erase"), alice, Decision{}},
+		{"no operation: master passes", "", Op("erase"), master, Decision{Allowed: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -97,6 +100,8 @@ func TestProtectedFor(t *testing.T) {
 		{"roles intersect", "Thing", pf, alice, []string{"phone", "ssn"}},
 		// bob holds *, authenticated and its id.
 		{"user id intersects", "Thing", pf, bob, []string{"ssn"}},
+		// a role identity holds its roles, and is no signed-in user.
+		{"role identity: its roles, not authenticated", "Thing", pf, role, []string{"phone", "ssn"}},
 		{"master sees all", "Thing", pf, master, nil},
 		{"an empty list for an entry held lifts all", "Thing", `{"protectedFields":{"*":["a"],"role:Staff":[]}}`, alice, nil},
 		{"userField entries are not used", "Thing", `{"protectedFields":{"*":["a"],"userField:owner":[]}}`, alice, []string{"a"}},

@@ -1,5 +1,5 @@
 // Package resources serves the parse:// resources: for every class an agent
-// may see, parse://{className}/schema, /count and /samples.
+// may see, parse://{class_name}/schema, /count and /samples.
 package resources
 
 import (
@@ -39,19 +39,60 @@ type Template struct {
 	URITemplate, Name, Description string
 }
 
+// TemplateVar is the variable of the URI templates: class_name, as the
+// tools and prompts name a class. OldTemplateVar ({className}) is still
+// accepted where a client cites a template (completion).
+const (
+	TemplateVar    = "class_name"
+	OldTemplateVar = "className"
+)
+
+// IsTemplate reports whether uri is one of the URI templates, in the
+// current or the old spelling.
+func IsTemplate(uri string) bool {
+	for _, v := range []string{TemplateVar, OldTemplateVar} {
+		if strings.HasPrefix(uri, Scheme+"{"+v+"}/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Templates are the three URI templates (static metadata: they do not
 // reveal which classes exist).
 func Templates() []Template {
 	return []Template{
-		{Scheme + "{className}/schema", "Parse class schema", "Fields, types, pointer targets, permissions and indexes of a class."},
-		{Scheme + "{className}/count", "Parse class object count", "How many objects of the class you can see."},
-		{Scheme + "{className}/samples", "Parse class sample objects", fmt.Sprintf("The %d most recently created objects of the class you can see.", SampleLimit)},
+		{Scheme + "{class_name}/schema", "Parse class schema", "Fields, types, pointer targets, permissions and indexes of a class."},
+		{Scheme + "{class_name}/count", "Parse class object count", "How many objects of the class you can see."},
+		{Scheme + "{class_name}/samples", "Parse class sample objects", fmt.Sprintf("The %d most recently created objects of the class you can see.", SampleLimit)},
 	}
 }
 
 // Resource is one concrete resource.
 type Resource struct {
 	URI, Name, Description string
+	// MIMEType is MIMEType unless said otherwise.
+	MIMEType string
+}
+
+// DocMIMEType is the type of the documentation resources.
+const DocMIMEType = "text/markdown"
+
+// Docs are the static documentation resources, the same for every agent:
+// what the tool descriptions point to instead of repeating it.
+func Docs() []Resource {
+	return []Resource{{URI: tools.QueryLanguageURI, Name: "query-language", MIMEType: DocMIMEType,
+		Description: "The where-language, aggregate pipeline stages, paging (next_call) and export_data columns the tools take."}}
+}
+
+// MIMETypeOf is the MIME type of a resource URI.
+func MIMETypeOf(uri string) string {
+	for _, d := range Docs() {
+		if d.URI == uri {
+			return d.MIMEType
+		}
+	}
+	return MIMEType
 }
 
 // URI builds the resource URI of a class and kind.
@@ -60,7 +101,7 @@ func URI(class, kind string) string { return Scheme + class + "/" + kind }
 // ErrBadURI is a URI that is not a parse:// resource.
 var ErrBadURI = errors.New("invalid resource URI")
 
-// ParseURI splits parse://{className}/{kind}.
+// ParseURI splits parse://{class_name}/{kind}.
 func ParseURI(uri string) (class, kind string, err error) {
 	rest, ok := strings.CutPrefix(uri, Scheme)
 	if !ok {
@@ -68,7 +109,7 @@ func ParseURI(uri string) (class, kind string, err error) {
 	}
 	class, kind, ok = strings.Cut(rest, "/")
 	if !ok || strings.Contains(kind, "/") {
-		return "", "", fmt.Errorf("%w: %q: expected parse://{className}/{schema|count|samples}", ErrBadURI, uri)
+		return "", "", fmt.Errorf("%w: %q: expected parse://{class_name}/{schema|count|samples}", ErrBadURI, uri)
 	}
 	switch kind {
 	case KindSchema, KindCount, KindSamples:
@@ -87,10 +128,10 @@ func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Resource, 0, 3*len(names))
+	out := append(make([]Resource, 0, 3*len(names)+1), Docs()...)
 	for _, n := range names {
 		for _, k := range Kinds {
-			out = append(out, Resource{URI: URI(n, k), Name: n + " " + k, Description: fmt.Sprintf("The %s of the Parse class %s.", k, n)})
+			out = append(out, Resource{URI: URI(n, k), Name: n + " " + k, Description: fmt.Sprintf("The %s of the Parse class %s.", k, n), MIMEType: MIMEType})
 		}
 	}
 	return out, nil
@@ -99,6 +140,9 @@ func List(ctx context.Context, s *agent.Scope) ([]Resource, error) {
 // Read returns the JSON text of a resource. Errors are *agent.ClassError
 // for a class the scope cannot see, ErrBadURI for a malformed URI.
 func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
+	if uri == tools.QueryLanguageURI {
+		return tools.QueryLanguage, nil
+	}
 	class, kind, err := ParseURI(uri)
 	if err != nil {
 		// A well-formed URI whose class name could never exist is answered
@@ -134,7 +178,7 @@ func Read(ctx context.Context, s *agent.Scope, uri string) (string, error) {
 }
 
 // Complete returns the visible class names starting with prefix, for
-// completion of the {className} template argument.
+// completion of the {class_name} template argument.
 func Complete(ctx context.Context, s *agent.Scope, prefix string) ([]string, error) {
 	names, err := s.ClassNames(ctx)
 	if err != nil {

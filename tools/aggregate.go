@@ -27,7 +27,23 @@ const (
 var pipelineSchema = &jsonschema.Schema{
 	Type:        "array",
 	Items:       &jsonschema.Schema{Type: "object"},
-	Description: `Stages, e.g. [{"$match":{"status":"open"}},{"$group":{"_id":"$priority","n":{"$sum":1}}},{"$sort":{"n":-1}},{"$limit":10}]. Stages: $match $group $sort $limit $skip $project $addFields $count $unwind $lookup (on a pointer). Group by "$field", by {"a":"$f1","b":"$f2"} or by date parts ({"$year":"$createdAt"}); accumulators $sum $avg $min $max $count $first $last $push $addToSet. "_id" and "objectId" both name the objectId; a pointer is compared as its bare objectId.`,
+	Description: "stages; see " + QueryLanguageURI,
+	Examples:    []any{[]any{map[string]any{"$match": map[string]any{"status": "open"}}, map[string]any{"$group": map[string]any{"_id": "$priority", "n": map[string]any{"$sum": 1}}}}},
+}
+
+// groupInputs are the argument schemas the group tools share.
+func groupInputs(extra map[string]*jsonschema.Schema, defSort string, defLimit, maxLimit int) map[string]*jsonschema.Schema {
+	m := map[string]*jsonschema.Schema{
+		"where":     whereRef,
+		"operation": enumSchema("per group", "count", "count", "sum", "avg", "min", "max"),
+		"sort":      enumSchema("", defSort, "value_desc", "value_asc", "key_asc", "key_desc"),
+		"limit":     intSchema("groups", 1, maxLimit, defLimit),
+		"skip":      skipSchema,
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
 }
 
 func aggregateTools() []*Tool {
@@ -35,42 +51,56 @@ func aggregateTools() []*Tool {
 		{
 			Name:        "aggregate",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("Run an aggregation pipeline on a class (MongoDB-style stages, compiled to SQL). Without a final $limit or $count a $limit of %d is added. dry_run returns the validated pipeline without running it. Prefer group_by, group_by_date or distinct for simple groupings.", AutoLimit),
+			Title:       "Aggregate",
+			Description: fmt.Sprintf("Run an aggregation pipeline on a class (a final $limit %d is added if none).", AutoLimit),
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema}),
+			Input:       schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema, "apply_canonical_filter": canonicalSchema}),
 			Handler:     aggregate,
 		},
 		{
 			Name:        "group_by",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("Group a class by one field and count, sum, average, min or max per group (top-K with sort and limit, default %d, max %d). Array fields can be flattened so each element counts once per row. dry_run shows the pipeline.", DefaultGroupLimit, MaxGroupLimit),
+			Title:       "Group by a field",
+			Description: "Group by a field: count, sum, avg, min or max per value.",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[groupByArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     groupBy,
+			Input: schemaFor[groupByArgs](groupInputs(map[string]*jsonschema.Schema{
+				"flatten_arrays": {Type: "boolean", Default: mustJSON(true), Description: "count Array elements"},
+			}, "value_desc", DefaultGroupLimit, MaxGroupLimit)),
+			Handler: groupBy,
 		},
 		{
 			Name:        "group_by_date",
 			Category:    CategoryAggregate,
-			Description: "Bucket a class by a Date field at an interval (hour, day, week, month, quarter, year) in a time zone (IANA name or ±hh:mm, default UTC) and count, sum, average, min or max per bucket. Keys are formatted like 2025-03-14, 2025-W11, 2025-03, 2025-Q1. dry_run shows the pipeline.",
+			Title:       "Group by date",
+			Description: "Group by interval of a Date field.",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[groupByDateArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     groupByDate,
+			Input: schemaFor[groupByDateArgs](groupInputs(map[string]*jsonschema.Schema{
+				"interval": enumSchema("bucket size", "", dateIntervals...),
+				"timezone": {Type: "string", Default: mustJSON("UTC"), Description: "IANA name or ±hh:mm"},
+			}, "key_asc", DefaultDistinctLimit, MaxDistinctLimit)),
+			Handler: groupByDate,
 		},
 		{
 			Name:        "distinct",
 			Category:    CategoryAggregate,
-			Description: fmt.Sprintf("The distinct values of a field (elements, for Array fields), optionally filtered, sorted asc or desc (default %d, max %d).", DefaultDistinctLimit, MaxDistinctLimit),
+			Title:       "Distinct values",
+			Description: "Distinct values of a field (Array: elements).",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[distinctArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
-			Handler:     distinct,
+			Input: schemaFor[distinctArgs](map[string]*jsonschema.Schema{
+				"where": whereRef,
+				"sort":  enumSchema("", "asc", "asc", "desc"),
+				"limit": intSchema("values", 1, MaxDistinctLimit, DefaultDistinctLimit),
+				"skip":  skipSchema,
+			}),
+			Handler: distinct,
 		},
 	}
 }
@@ -101,9 +131,9 @@ func (p Stages) raw() ([]byte, error) {
 }
 
 type aggregateArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class whose objects enter the pipeline"`
+	ClassName string `json:"class_name"`
 	Pipeline  Stages `json:"pipeline"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate and return the pipeline without running it"`
+	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate, do not run"`
 	// ApplyCanonicalFilter false lets rows outside the class's canonical
 	// filter enter the pipeline.
 	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to let rows outside the class's canonical filter (see get_schema) enter the pipeline; default true"`
@@ -152,18 +182,20 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 			return nil, err
 		}
 	}
-	res := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages)}
-	if pc := pointerClasses(p); len(pc) > 0 {
-		res["pointer_classes"] = pc
+	pc := pointerClasses(p)
+	if len(pc) == 0 {
+		pc = nil
 	}
 	if args.DryRun {
 		if err := c.Scope.CheckPipeline(ctx, p); err != nil {
 			return nil, err
 		}
-		res["dry_run"] = true
-		res["pipeline"] = json.RawMessage(raw)
-		res["hint"] = "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."
-		return res, nil
+		out := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages), "dry_run": true, "pipeline": json.RawMessage(raw),
+			"hint": "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."}
+		if pc != nil {
+			out["pointer_classes"] = pc
+		}
+		return out, nil
 	}
 	rows, err := c.Scope.Aggregate(ctx, p)
 	if err != nil {
@@ -172,28 +204,41 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	if rows == nil {
 		rows = []map[string]any{}
 	}
-	res["result_count"] = len(rows)
-	res["results"] = rows
+	res := &RowsResult{ClassName: sch.ClassName, PipelineStages: len(p.Stages), PointerClasses: pc, ResultCount: len(rows), Results: rows, all: rows}
 	if autoLimited && len(rows) >= AutoLimit {
-		res["auto_limited"] = true
-		res["auto_limit"] = AutoLimit
-		res["hint"] = fmt.Sprintf(`The pipeline was bounded with {"$limit": %d} because it did not end with $limit or $count. Add your own final $limit to choose the size, or run count_objects first to size the result.`, AutoLimit)
+		res.AutoLimited, res.AutoLimit = true, AutoLimit
+		res.Hint = fmt.Sprintf(`The pipeline was bounded with {"$limit": %d} because it did not end with $limit or $count. Add your own final $limit to choose the size, or run count_objects first to size the result.`, AutoLimit)
 	}
+	// A cut page continues with the caller's pipeline and a final $skip
+	// past the rows sent (before the automatic $limit, when there is one).
+	userRaw, _ := args.Pipeline.raw()
+	next := map[string]any{"class_name": sch.ClassName}
+	if args.ApplyCanonicalFilter != nil {
+		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: "aggregate", args: next,
+		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(userRaw, skip) }}
 	return res, nil
+}
+
+// withSkip appends {"$skip": n} to a raw pipeline.
+func withSkip(raw []byte, n int) json.RawMessage {
+	return withStage(raw, fmt.Sprintf(`{"$skip":%d}`, n))
 }
 
 // Group operations.
 var groupOps = map[string]string{"count": "$sum", "sum": "$sum", "avg": "$avg", "average": "$avg", "min": "$min", "max": "$max"}
 
 type groupCommon struct {
-	ClassName  string `json:"class_name" jsonschema:"the Parse class"`
-	Field      string `json:"field" jsonschema:"the field to group by"`
+	ClassName  string `json:"class_name"`
+	Field      string `json:"field" jsonschema:"group key"`
 	Operation  string `json:"operation,omitempty" jsonschema:"count (default), sum, avg, min or max"`
-	ValueField string `json:"value_field,omitempty" jsonschema:"the Number field the operation reads (not for count)"`
+	ValueField string `json:"value_field,omitempty" jsonschema:"Number field (not for count)"`
 	Where      Where  `json:"where,omitempty"`
 	Sort       string `json:"sort,omitempty" jsonschema:"value_desc, value_asc, key_asc or key_desc"`
 	Limit      *int   `json:"limit,omitempty" jsonschema:"groups to return"`
-	DryRun     bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
+	Skip       int    `json:"skip,omitempty"`
+	DryRun     bool   `json:"dry_run,omitempty"`
 }
 
 type groupByArgs struct {
@@ -208,12 +253,13 @@ type groupByDateArgs struct {
 }
 
 type distinctArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
-	Field     string `json:"field" jsonschema:"the field whose distinct values to list"`
+	ClassName string `json:"class_name"`
+	Field     string `json:"field" jsonschema:"the field"`
 	Where     Where  `json:"where,omitempty"`
 	Sort      string `json:"sort,omitempty" jsonschema:"asc (default) or desc"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"values to return"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"return the pipeline without running it"`
+	Skip      int    `json:"skip,omitempty"`
+	DryRun    bool   `json:"dry_run,omitempty"`
 }
 
 func argErr(arg, format string, a ...any) *Error {
@@ -356,11 +402,17 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	}
 	stages = append(stages,
 		map[string]any{"$group": map[string]any{"_id": "$" + args.Field, "value": acc}},
-		sortStage(sort, "objectId"),
-		map[string]any{"$limit": limit + 1})
+		sortStage(sort, "objectId"))
+	if args.Skip > 0 {
+		stages = append(stages, map[string]any{"$skip": args.Skip})
+	}
+	stages = append(stages, map[string]any{"$limit": limit + 1})
 	params := map[string]any{"field": args.Field, "operation": opName(args.Operation), "sort": sort, "limit": limit}
 	if args.ValueField != "" {
 		params["value_field"] = args.ValueField
+	}
+	if args.FlattenArrays != nil {
+		params["flatten_arrays"] = *args.FlattenArrays
 	}
 	if args.DryRun {
 		if err := checkStages(ctx, c, sch, stages); err != nil {
@@ -373,18 +425,26 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	groups := groupRows(rows, "objectId")
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field, "operation": params["operation"], "limit": limit}
-	if len(groups) > limit {
-		groups = groups[:limit]
-		res["truncated"] = true
-	}
-	res["group_count"] = len(groups)
-	res["groups"] = groups
+	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Operation: opName(args.Operation), Sort: sort}
+	res.setRows(groups, "group_by", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
-		res["pointer_class"] = f.TargetClass
-		res["hint"] = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)
+		res.PointerClass = f.TargetClass
+		res.Hint = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)
 	}
 	return res, nil
+}
+
+// groupNext is the arguments of a group tool's next page: its effective
+// parameters, class and where.
+func groupNext(class string, params map[string]any, w Where) map[string]any {
+	next := map[string]any{"class_name": class}
+	for k, v := range params {
+		next[k] = v
+	}
+	if m, _ := w.object(); len(m) > 0 {
+		next["where"] = m
+	}
+	return next
 }
 
 func opName(op string) string {
@@ -442,13 +502,17 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	}
 	stages = append(stages,
 		map[string]any{"$group": map[string]any{"_id": "$" + args.Field}},
-		map[string]any{"$sort": map[string]any{"objectId": dir}},
-		map[string]any{"$limit": limit + 1})
+		map[string]any{"$sort": map[string]any{"objectId": dir}})
+	if args.Skip > 0 {
+		stages = append(stages, map[string]any{"$skip": args.Skip})
+	}
+	stages = append(stages, map[string]any{"$limit": limit + 1})
+	params := map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}
 	if args.DryRun {
 		if err := checkStages(ctx, c, sch, stages); err != nil {
 			return nil, err
 		}
-		return dryRun(sch.ClassName, map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}, stages), nil
+		return dryRun(sch.ClassName, params, stages), nil
 	}
 	_, rows, err := runStages(ctx, c, sch, stages)
 	if err != nil {
@@ -462,15 +526,10 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		}
 		values = append(values, v)
 	}
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field}
-	if len(values) > limit {
-		values = values[:limit]
-		res["truncated"] = true
-	}
-	res["count"] = len(values)
-	res["values"] = values
+	res := &ValuesResult{ClassName: sch.ClassName, Field: args.Field}
+	res.setRows(values, "distinct", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
-		res["pointer_class"] = f.TargetClass
+		res.PointerClass = f.TargetClass
 	}
 	return res, nil
 }

@@ -97,8 +97,56 @@ func (w Where) parse(ctx context.Context, s *agent.Scope, sch parse.Schema) (que
 
 var whereSchema = &jsonschema.Schema{
 	Type:        "object",
-	Description: `Parse where-constraint, e.g. {"status":"open","priority":{"$gte":3},"project":"<objectId>","createdAt":{"$gte":{"__type":"Date","iso":"2025-01-01T00:00:00.000Z"}}}. Operators: $ne $lt $lte $gt $gte $in $nin $all $containedBy $exists $regex (+$options "i"), $or $and $nor; dot paths reach into Object fields; $inQuery/$notInQuery {"className","where"} on Pointers; $select/$dontSelect {"query":{…},"key"}; $relatedTo {"object":<Pointer>,"key"}; a Relation field takes a Pointer, $in or $nin; GeoPoints take $nearSphere (+$maxDistanceInKilometers/Miles/Radians), $within {"$box"}, $geoWithin {"$centerSphere"|"$polygon"}.`,
+	Description: "Parse where; see " + QueryLanguageURI,
+	Examples:    []any{map[string]any{"status": "open", "priority": map[string]any{"$gte": 3}}},
 }
+
+// whereRef is the where argument of the tools after query_class, whose
+// example shows it.
+var whereRef = &jsonschema.Schema{Type: "object", Description: "as in query_class"}
+
+// intSchema is an integer argument with its bounds and default.
+func intSchema(desc string, lo, hi, def int) *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "integer", Description: desc, Minimum: jsonschema.Ptr(float64(lo)), Maximum: jsonschema.Ptr(float64(hi)), Default: mustJSON(def)}
+}
+
+// enumSchema is a string argument taking one of values (the first is the
+// default when def is set).
+func enumSchema(desc string, def string, values ...string) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "string", Description: desc}
+	for _, v := range values {
+		s.Enum = append(s.Enum, v)
+	}
+
+	if def != "" {
+		s.Default = mustJSON(def)
+	}
+	return s
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+var (
+	keysSchema      = listSchema("only these fields")
+	includeSchema   = listSchema("Pointer fields to inline")
+	canonicalSchema = &jsonschema.Schema{Type: "boolean", Default: mustJSON(true), Description: "false: skip canonical filter"}
+	objectIDSchema  = &jsonschema.Schema{Type: "string", Description: "the objectId"}
+)
+
+// orderRef is the order argument of the tools after query_class.
+var orderRef = &jsonschema.Schema{Type: "string", Description: "as in query_class"}
+
+// skipSchema is the skip argument of the paged tools.
+var skipSchema = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(0.0)}
+
+// orderSchema is the order argument of the find-shaped tools.
+var orderSchema = &jsonschema.Schema{Type: "string", Description: "sort keys, - descending", Examples: []any{"-createdAt,title"}}
 
 func listSchema(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: desc}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/parsemcp/parsemcp/agent"
 )
 
@@ -11,17 +13,17 @@ func discoveryTools() []*Tool {
 	return []*Tool{{
 		Name:        "list_tools",
 		Category:    CategoryDiscovery,
-		Description: "A compact catalog of the tools you may call: name, category and one-line description, without input schemas. Cheaper than tools/list; pass category to narrow it.",
+		Description: "The tools you may call, one line each.",
 		Permission:  agent.Readonly,
 		Timeout:     5 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[listToolsArgs](nil),
+		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom, CategoryRemote)}),
 		Handler:     listTools,
 	}}
 }
 
 type listToolsArgs struct {
-	Category string `json:"category,omitempty" jsonschema:"only tools of this category (schema, query, aggregate, mutation, export, discovery, custom, remote)"`
+	Category string `json:"category,omitempty" jsonschema:"a category"`
 }
 
 func listTools(_ context.Context, c *Call) (any, error) {
@@ -34,6 +36,14 @@ func listTools(_ context.Context, c *Call) (any, error) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description})
 	}
 	return map[string]any{"tools": list, "categories": Categories}, nil
+}
+
+// config returns the call's configuration (DefaultConfig without one).
+func (c *Call) config() *Config {
+	if c.Config == nil {
+		return &DefaultConfig
+	}
+	return c.Config
 }
 
 // gates returns the operator gates of the call (all closed without a

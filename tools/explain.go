@@ -22,17 +22,18 @@ func explainTools() []*Tool {
 	return []*Tool{{
 		Name:        "explain_query",
 		Category:    CategoryQuery,
-		Description: "Show how the database would run a query_class call (same class_name, where, order): whether it reads the whole class or uses an index, and which. A plan that scans a large class is refused with a suggested index; narrow the where on an indexed field instead.",
+		Title:       "Explain a query",
+		Description: "How the database would run a query_class call: index or full scan.",
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
+		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereRef, "order": orderRef, "limit": intSchema("rows", 1, MaxQueryLimit, DefaultQueryLimit)}),
 		Handler:     explainQuery,
 	}}
 }
 
 type explainArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string `json:"class_name"`
 	Where     Where  `json:"where,omitempty"`
 	Order     string `json:"order,omitempty" jsonschema:"sort keys as for query_class"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"as for query_class (default 100)"`
@@ -60,41 +61,61 @@ func explainQuery(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := c.Config
-	if cfg == nil {
-		cfg = &DefaultConfig
-	}
-	res := map[string]any{
-		"class_name":   sch.ClassName,
-		"full_scan":    plan.FullScan,
-		"indexes_used": nonNilStrings(plan.Indexes),
-	}
-	if !cfg.HidePlans {
+	cfg := c.config()
+	res := map[string]any{"class_name": sch.ClassName, "full_scan": plan.FullScan}
+	if cfg.ExposeExplain {
 		res["plan"] = plan.Detail
+		res["indexes_used"] = nonNilStrings(plan.Indexes)
 	}
 	if plan.FullScan {
 		suggest := suggestIndex(where, order)
 		if len(suggest) > 0 {
 			res["suggested_index"] = suggest
 		}
-		if cfg.FullScanThreshold > 0 {
-			n, err := c.Scope.Count(ctx, &query.Query{Class: sch.ClassName})
-			if err != nil {
-				return nil, err
-			}
-			if n > cfg.FullScanThreshold {
-				d := map[string]any{"row_count": n, "threshold": cfg.FullScanThreshold}
-				hint := "add a constraint on an indexed field (see get_schema indexes)"
-				if len(suggest) > 0 {
-					d["suggested_index"] = suggest
-					hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field (see get_schema indexes)"
-				}
-				return nil, &Error{Code: CodeFullScan, Details: d,
-					Message: fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, sch.ClassName, cfg.FullScanThreshold, hint)}
-			}
+		if err := refuseFullScan(ctx, c, sch.ClassName, suggest); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// guardFullScan refuses, when the operator opted in (RefuseFullScans) and
+// the class is not allowed one, a query whose plan reads every row of a
+// class larger than the threshold: the same rule as explain_query.
+func guardFullScan(ctx context.Context, c *Call, q *query.Query) error {
+	cfg := c.config()
+	if !cfg.RefuseFullScans || cfg.FullScanThreshold <= 0 || slices.Contains(cfg.FullScanAllowed, q.Class) {
+		return nil
+	}
+	plan, err := c.Scope.Explain(ctx, q)
+	if errors.Is(err, agent.ErrNoExplain) {
+		return nil // a backend without plans cannot tell
+	}
+	if err != nil || !plan.FullScan {
+		return err
+	}
+	return refuseFullScan(ctx, c, q.Class, suggestIndex(q.Where, q.Order))
+}
+
+// refuseFullScan refuses a full scan of class when it holds more rows
+// than the threshold.
+func refuseFullScan(ctx context.Context, c *Call, class string, suggest []map[string]int) error {
+	cfg := c.config()
+	if cfg.FullScanThreshold <= 0 {
+		return nil
+	}
+	n, err := c.Scope.Count(ctx, &query.Query{Class: class})
+	if err != nil || n <= cfg.FullScanThreshold {
+		return err
+	}
+	d := map[string]any{"row_count": n, "threshold": cfg.FullScanThreshold}
+	hint := "add a constraint on an indexed field"
+	if len(suggest) > 0 {
+		d["suggested_index"] = suggest
+		hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field"
+	}
+	return &Error{Code: CodeFullScan, Details: d,
+		Message: fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, cfg.FullScanThreshold, hint)}
 }
 
 func nonNilStrings(a []string) []string {

@@ -39,52 +39,40 @@ const (
 
 func exportTools() []*Tool {
 	return []*Tool{{
-		Name:     "export_data",
-		Category: CategoryExport,
-		Description: fmt.Sprintf(`Export objects of a class as one formatted text block to hand to the user: "csv" (default, RFC 4180 quoting), "markdown" (a GitHub table) or "text" (a fixed-width table with +---+ borders). Use query_class to read data yourself; use this for a copy-pasteable artifact. where, order, skip and include work as in query_class; limit defaults to %d (max %d).
-columns picks and orders the columns. Each entry is either a field path used as its own header ("title", "meta.plan" inside an Object field, "project.name" or "project.owner.username" through Pointers, which are then included automatically, at most %d deep), or an object renaming the header: {"field": "project.name", "as": "Project"}, or the short form {"project.name": "Project"}; a single object {"title": "Title", "project.name": "Project"} also works (columns in the order written). keys is a plain list of paths, as in query_class; give columns or keys, not both.
-Without columns: objectId, createdAt, updatedAt and every other field (ACL and Relation fields left out); each pointer named in include adds a column per field of the pointed-to class ("project.name", …), deeper for paths like "project.owner".
-Cells: Dates as ISO-8601, Pointers as their objectId, Files as URL or name, GeoPoints as "latitude,longitude", Polygons as their coordinates, arrays and objects as compact JSON, missing values empty. The result holds headers, row_count and output (at most %d bytes); when more rows exist, truncated is true and next_skip is the skip for the next call.`, DefaultExportLimit, MaxExportLimit, agent.MaxIncludeDepth, MaxExportBytes),
-		Permission: agent.Readonly,
-		Timeout:    30 * time.Second,
-		ReadOnly:   true,
+		Name:        "export_data",
+		Category:    CategoryExport,
+		Title:       "Export",
+		Description: "Render objects (or pipeline rows) as a csv, markdown or text table for the user." + seeDocs,
+		Permission:  agent.Readonly,
+		Timeout:     30 * time.Second,
+		ReadOnly:    true,
 		Input: schemaFor[exportArgs](map[string]*jsonschema.Schema{
-			"where":   whereSchema,
-			"columns": columnsSchema,
-			"keys":    listSchema("Plain column list (field paths, each its own header); an alternative to columns."),
-			"include": listSchema("Pointer fields whose objects to fetch (\"project.owner\" goes deeper); without columns, their fields become columns."),
-			"format":  {Type: "string", Enum: []any{ExportCSV, ExportMarkdown, ExportText}, Description: `Output format (default "csv").`},
+			"where":    whereRef,
+			"order":    orderRef,
+			"columns":  columnsSchema,
+			"keys":     listSchema("field paths (not with columns)"),
+			"include":  listSchema("Pointer fields to include"),
+			"format":   enumSchema("output format", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
+			"limit":    intSchema("rows", 1, MaxExportLimit, DefaultExportLimit),
+			"skip":     skipSchema,
+			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "export an aggregate pipeline's rows"},
 		}),
 		Handler: exportData,
 	}}
 }
 
 var columnsSchema = &jsonschema.Schema{
-	Description: `Output columns in order. An array whose entries are a field path ("title", "meta.plan", "project.name"), ` +
-		`{"field": "<path>", "as": "<header>"} or the short form {"<path>": "<header>"}; ` +
-		`or one object mapping paths to headers, in the order written: {"title": "Title", "project.name": "Project"}.`,
+	Description: "paths or {field, as}",
+	Examples:    []any{[]any{"title", map[string]any{"field": "project.name", "as": "Project"}}},
 	AnyOf: []*jsonschema.Schema{
-		{Type: "array", Items: columnSchema},
+		{Type: "array", Items: &jsonschema.Schema{Types: []string{"string", "object"}}},
 		{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "string"}},
+		{Type: "string"},
 	},
 }
 
-var columnSchema = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-	{Type: "string"},
-	{
-		Type: "object",
-		Properties: map[string]*jsonschema.Schema{
-			"field": {Type: "string", Description: "field path"},
-			"as":    {Type: "string", Description: "column header (default: the path)"},
-		},
-		Required:             []string{"field"},
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-	},
-	{Type: "object", MinProperties: jsonschema.Ptr(1), MaxProperties: jsonschema.Ptr(1), AdditionalProperties: &jsonschema.Schema{Type: "string"}},
-}}
-
 type exportArgs struct {
-	ClassName string          `json:"class_name" jsonschema:"the Parse class to export"`
+	ClassName string          `json:"class_name"`
 	Where     Where           `json:"where,omitempty"`
 	Order     string          `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
 	Columns   json.RawMessage `json:"columns,omitempty"`
@@ -92,7 +80,11 @@ type exportArgs struct {
 	Include   StringList      `json:"include,omitempty"`
 	Format    string          `json:"format,omitempty"`
 	Limit     *int            `json:"limit,omitempty" jsonschema:"rows to export, 1 to 10000 (default 1000)"`
-	Skip      int             `json:"skip,omitempty" jsonschema:"rows to skip, for pagination (next_skip of the previous call)"`
+	// Pipeline exports an aggregation's rows instead of the class's
+	// objects (as aggregate runs it); columns and keys then name its
+	// output fields.
+	Pipeline Stages `json:"pipeline,omitempty"`
+	Skip     int    `json:"skip,omitempty"`
 }
 
 // columnSpec is one requested column: a field path and its header.
@@ -120,6 +112,9 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	format, err := exportFormat(args.Format)
 	if err != nil {
 		return nil, err
+	}
+	if len(args.Pipeline) > 0 {
+		return exportPipeline(ctx, c, sch, args, format)
 	}
 	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
 	if err != nil {
@@ -168,6 +163,9 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: top}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
 	rows, err := c.Scope.Find(ctx, q)
 	if err != nil {
 		return nil, err
@@ -180,6 +178,23 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 
+	next := map[string]any{"class_name": sch.ClassName}
+	if spec.whereObj != nil {
+		next["where"] = spec.whereObj
+	}
+	if args.Order != "" {
+		next["order"] = args.Order
+	}
+	if len(args.Include) > 0 {
+		next["include"] = []string(args.Include)
+	}
+	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+}
+
+// renderExport renders rows into the columns and pages the result; next
+// holds the arguments of the next page besides format, columns, keys,
+// limit and skip.
+func renderExport(class, format string, cols []exportColumn, rows []parse.Object, hasMore bool, limit int, args exportArgs, next map[string]any) (*ExportResult, error) {
 	t := &textTable{headers: make([]string, len(cols)), right: make([]bool, len(cols))}
 	for i, col := range cols {
 		t.headers[i] = col.header
@@ -200,20 +215,121 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		}
 		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes of %s; export fewer or narrower columns%s", MaxExportBytes, format, hint), Details: map[string]any{"max_bytes": MaxExportBytes}}
 	}
-	truncated := hasMore || n < len(t.rows)
-	t.rows = t.rows[:n]
-	res := map[string]any{
-		"class_name": sch.ClassName,
-		"format":     format,
-		"headers":    t.headers,
-		"row_count":  n,
-		"output":     t.render(format),
+	next["format"], next["limit"] = format, limit
+	if len(bytes.TrimSpace(args.Columns)) > 0 {
+		next["columns"] = args.Columns
 	}
-	if truncated {
-		res["truncated"] = true
-		res["next_skip"] = args.Skip + n
+	if args.Keys != nil {
+		next["keys"] = []string(args.Keys)
 	}
+	res := &ExportResult{ClassName: class, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
+	res.Page = newPage("export_data", next, limit, args.Skip, n, hasMore || n < len(t.rows))
+	res.keep(n)
 	return res, nil
+}
+
+// exportPipeline exports the rows of an aggregation pipeline run on the
+// class (governed as aggregate runs it): the columns are its output fields,
+// or the columns/keys asked for, paths into its rows.
+func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportArgs, format string) (any, error) {
+	for name, set := range map[string]bool{"where": len(bytes.TrimSpace(args.Where)) > 0 && string(bytes.TrimSpace(args.Where)) != "null", "order": args.Order != "", "include": len(args.Include) > 0} {
+		if set {
+			return nil, argErr(name, "does not combine with pipeline (use $match, $sort, $lookup stages)")
+		}
+	}
+	limit, err := intArg("limit", args.Limit, DefaultExportLimit, 1, MaxExportLimit)
+	if err != nil {
+		return nil, err
+	}
+	if args.Skip < 0 || args.Skip > MaxSkip {
+		return nil, argErr("skip", "must be between 0 and %d", MaxSkip)
+	}
+	raw, err := args.Pipeline.raw()
+	if err != nil {
+		return nil, err
+	}
+	// The page: the caller's stages, then $skip and one row past the limit.
+	paged := raw
+	if args.Skip > 0 {
+		paged = withStage(paged, fmt.Sprintf(`{"$skip":%d}`, args.Skip))
+	}
+	paged = withStage(paged, fmt.Sprintf(`{"$limit":%d}`, limit+1))
+	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, paged)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Scope.Aggregate(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	hasMore := len(out) > limit
+	if hasMore {
+		out = out[:limit]
+	}
+	specs, argName, err := exportSpecs(args)
+	if err != nil {
+		return nil, err
+	}
+	var cols []exportColumn
+	if specs == nil {
+		for _, f := range p.Output {
+			cols = append(cols, exportColumn{header: f.Name, path: []string{f.Name}, numeric: f.Type.Kind == parse.TypeNumber})
+		}
+	} else {
+		names := map[string]query.Field{}
+		for _, f := range p.Output {
+			names[f.Name] = f
+		}
+		for i, s := range specs {
+			path := strings.Split(s.field, ".")
+			f, ok := names[path[0]]
+			if !ok {
+				return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("%s[%d] %q: the pipeline's rows have no field %q", argName, i, s.field, path[0]), Details: map[string]any{"argument": argName, "column": s.field}}
+			}
+			cols = append(cols, exportColumn{header: s.header, path: path, numeric: len(path) == 1 && f.Type.Kind == parse.TypeNumber})
+		}
+	}
+	rows := make([]parse.Object, len(out))
+	for i, r := range out {
+		rows[i] = r
+	}
+	next := map[string]any{"class_name": sch.ClassName, "pipeline": json.RawMessage(raw)}
+	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+}
+
+// withStage appends a stage (JSON text) to a raw pipeline, keeping its
+// text and so its $sort key order.
+func withStage(raw []byte, stage string) []byte {
+	body := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")))
+	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("[")))) == 0 {
+		return []byte("[" + stage + "]")
+	}
+	return []byte(string(body) + "," + stage + "]")
+}
+
+// ExportResult is the answer of export_data: the rendered rows.
+type ExportResult struct {
+	ClassName string   `json:"class_name"`
+	Format    string   `json:"format"`
+	Headers   []string `json:"headers"`
+	RowCount  int      `json:"row_count"`
+	Output    string   `json:"output"`
+	Page
+	table *textTable
+	all   [][]string
+}
+
+func (r *ExportResult) keep(n int) {
+	r.table.rows = r.all[:n]
+	r.RowCount = n
+	r.Output = r.table.render(r.Format)
+}
+
+func (r *ExportResult) pageRows() int { return len(r.all) }
+
+func (r *ExportResult) keepRows(n int) {
+	r.keep(n)
+	r.cut(n, len(r.all))
 }
 
 // exportFormat canonicalises the format argument ("md" and "table" are

@@ -16,6 +16,9 @@ const MaxDateBuckets = 100000
 
 var offsetRE = regexp.MustCompile(`^[+-](0\d|1[0-4]):[0-5]\d$`)
 
+// dateIntervals are the intervals of group_by_date, smallest first.
+var dateIntervals = []string{"second", "minute", "hour", "day", "week", "month", "quarter", "year"}
+
 // dateParts are the group key components of each interval, as the date
 // operator each one uses.
 var dateParts = map[string][][2]string{
@@ -25,6 +28,8 @@ var dateParts = map[string][][2]string{
 	"week":    {{"y", "$isoWeekYear"}, {"w", "$isoWeek"}},
 	"day":     {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}},
 	"hour":    {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}},
+	"minute":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}},
+	"second":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}, {"s", "$second"}},
 }
 
 func groupByDate(ctx context.Context, c *Call) (any, error) {
@@ -42,7 +47,7 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 	interval := strings.ToLower(args.Interval)
 	parts, ok := dateParts[interval]
 	if !ok {
-		return nil, argErr("interval", "must be hour, day, week, month, quarter or year, got %q", args.Interval)
+		return nil, argErr("interval", "must be one of %s, got %q", strings.Join(dateIntervals, ", "), args.Interval)
 	}
 	tz := args.Timezone
 	switch {
@@ -147,10 +152,9 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		}
 		return a.key < b.key
 	})
-	res := map[string]any{"class_name": sch.ClassName, "field": args.Field, "interval": interval, "timezone": tz, "operation": op, "sort": sortBy}
-	if len(groups) > limit {
-		groups = groups[:limit]
-		res["truncated"] = true
+	groups = groups[min(args.Skip, len(groups)):]
+	if len(groups) > limit+1 {
+		groups = groups[:limit+1]
 	}
 	out := make([]any, 0, len(groups))
 	for _, b := range groups {
@@ -160,8 +164,8 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		}
 		out = append(out, g)
 	}
-	res["group_count"] = len(out)
-	res["groups"] = out
+	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Interval: interval, Timezone: tz, Operation: op, Sort: sortBy}
+	res.setRows(out, "group_by_date", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	return res, nil
 }
 
@@ -178,7 +182,7 @@ func number(v any) (float64, bool) {
 }
 
 // bucketKey formats a group key: 2025, 2025-Q1, 2025-03, 2025-W11,
-// 2025-03-14, 2025-03-14 09:00.
+// 2025-03-14, 2025-03-14 09:00, 2025-03-14 09:05, 2025-03-14 09:05:07.
 func bucketKey(interval string, k map[string]any) (string, bool) {
 	get := func(name string) (int, bool) {
 		f, ok := number(k[name])
@@ -205,5 +209,13 @@ func bucketKey(interval string, k map[string]any) (string, bool) {
 	}
 	d, _ := get("d")
 	h, _ := get("h")
+	i, _ := get("i")
+	switch interval {
+	case "minute":
+		return fmt.Sprintf("%04d-%02d-%02d %02d:%02d", y, m, d, h, i), true
+	case "second":
+		sec, _ := get("s")
+		return fmt.Sprintf("%04d-%02d-%02d %02d:%02d:%02d", y, m, d, h, i, sec), true
+	}
 	return fmt.Sprintf("%04d-%02d-%02d %02d:00", y, m, d, h), true
 }

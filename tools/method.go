@@ -19,23 +19,23 @@ func methodTools() []*Tool {
 	return []*Tool{{
 		Name:        "call_method",
 		Category:    CategoryMutation,
-		Description: "Call a method the operator declared on a class (get_schema lists a class's methods with their parameters). Instance methods need object_id. Pass dry_run:true to preview: every check runs and nothing is written; methods that support it show the change they would make.",
+		Description: "Call a method declared on a class (see get_schema); instance methods need object_id.",
 		Permission:  agent.Readonly,
 		Gate:        agent.GateNone,
 		Destructive: true, // some declared methods are
 		Timeout:     30 * time.Second,
 		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
-			"arguments": {Type: "object", Description: "The method's arguments, as its parameters schema describes."},
-			"dry_run":   {Type: "boolean", Description: "Preview only: nothing is written."},
+			"arguments": {Type: "object", Description: "per the method's parameters"},
+			"dry_run":   {Type: "boolean", Description: "check, write nothing"},
 		}),
 		Handler: callMethod,
 	}}
 }
 
 type callMethodArgs struct {
-	ClassName  string     `json:"class_name" jsonschema:"the class declaring the method"`
-	MethodName string     `json:"method_name" jsonschema:"the method's name"`
-	ObjectID   string     `json:"object_id,omitempty" jsonschema:"the object an instance method acts on"`
+	ClassName  string     `json:"class_name"`
+	MethodName string     `json:"method_name" jsonschema:"the method"`
+	ObjectID   string     `json:"object_id,omitempty" jsonschema:"an instance method's object"`
 	Arguments  JSONObject `json:"arguments,omitempty"`
 	DryRun     bool       `json:"dry_run,omitempty"`
 }

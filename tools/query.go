@@ -29,70 +29,80 @@ func queryTools() []*Tool {
 		{
 			Name:        "query_class",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Find objects of a class with a Parse where-constraint. Returns up to limit rows (default %d, max %d) with pagination; when more rows exist, next_call holds the exact arguments for the next page. Use keys to return only some fields, include to inline pointed-to objects (\"project.owner\" goes deeper), order like \"-createdAt,title\".", DefaultQueryLimit, MaxQueryLimit),
+			Title:       "Query a class",
+			Description: "Find objects of a class matching a where; next_call fetches the next page." + seeDocs,
 			Permission:  agent.Readonly,
 			Timeout:     30 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[queryArgs](map[string]*jsonschema.Schema{
-				"where":   whereSchema,
-				"keys":    listSchema("Only these fields (objectId, createdAt and updatedAt are always returned). \"pointer.field\" projects an included object."),
-				"include": listSchema("Pointer fields whose objects to fetch inline; \"project.owner\" includes through an included object (at most 3 deep)."),
+				"where":                  whereSchema,
+				"limit":                  intSchema("rows per page", 1, MaxQueryLimit, DefaultQueryLimit),
+				"skip":                   skipSchema,
+				"order":                  orderSchema,
+				"keys":                   keysSchema,
+				"include":                includeSchema,
+				"apply_canonical_filter": canonicalSchema,
 			}),
 			Handler: queryClass,
 		},
 		{
 			Name:        "count_objects",
 			Category:    CategoryQuery,
-			Description: "Count the objects of a class, optionally matching a Parse where-constraint. Cheap: use it to size a class before querying.",
+			Title:       "Count objects",
+			Description: "Count objects matching a where (cheap).",
 			Permission:  agent.Readonly,
 			Timeout:     20 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[countArgs](map[string]*jsonschema.Schema{"where": whereSchema}),
+			Input:       schemaFor[countArgs](map[string]*jsonschema.Schema{"where": whereRef, "apply_canonical_filter": canonicalSchema}),
 			Handler:     countObjects,
 		},
 		{
 			Name:        "get_object",
 			Category:    CategoryQuery,
-			Description: "Fetch one object by its objectId. include inlines pointed-to objects (one level).",
+			Title:       "Get an object",
+			Description: "Fetch one object in full by objectId.",
 			Permission:  agent.Readonly,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[getObjectArgs](map[string]*jsonschema.Schema{
-				"include": listSchema("Pointer fields whose objects to fetch inline."),
+				"object_id": objectIDSchema,
+				"include":   includeSchema,
 			}),
 			Handler: getObject,
 		},
 		{
 			Name:        "get_objects",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Fetch up to %d objects of one class by objectId in a single call (cheaper than repeated get_object). The result maps each found id to its object and lists the ids that were not found.", MaxGetObjects),
+			Title:       "Get objects by id",
+			Description: "Fetch objects by objectId.",
 			Permission:  agent.Readonly,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[getObjectsArgs](map[string]*jsonschema.Schema{
-				"ids":     {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MinItems: jsonschema.Ptr(1), MaxItems: jsonschema.Ptr(MaxGetObjects), Description: "objectIds to fetch (duplicates are ignored)."},
-				"include": listSchema("Pointer fields whose objects to fetch inline."),
+				"ids":     {Type: "array", Items: &jsonschema.Schema{Type: "string"}, MinItems: jsonschema.Ptr(1), MaxItems: jsonschema.Ptr(MaxGetObjects), Description: "objectIds"},
+				"include": includeSchema,
 			}),
 			Handler: getObjects,
 		},
 		{
 			Name:        "get_sample_objects",
 			Category:    CategoryQuery,
-			Description: fmt.Sprintf("Return a few recent objects of a class (default %d, max %d) to see what its data looks like.", DefaultSampleLimit, MaxSampleLimit),
+			Title:       "Sample objects",
+			Description: "The newest objects of a class.",
 			Permission:  agent.Readonly,
 			Timeout:     15 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[sampleArgs](nil),
+			Input:       schemaFor[sampleArgs](map[string]*jsonschema.Schema{"limit": intSchema("objects", 1, MaxSampleLimit, DefaultSampleLimit)}),
 			Handler:     getSampleObjects,
 		},
 	}
 }
 
 type queryArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class to query"`
+	ClassName string     `json:"class_name"`
 	Where     Where      `json:"where,omitempty"`
 	Limit     *int       `json:"limit,omitempty" jsonschema:"rows to return, 1 to 1000 (default 100)"`
-	Skip      int        `json:"skip,omitempty" jsonschema:"rows to skip, for pagination"`
+	Skip      int        `json:"skip,omitempty"`
 	Order     string     `json:"order,omitempty" jsonschema:"comma-separated sort keys, - for descending, e.g. -createdAt,title"`
 	Keys      StringList `json:"keys,omitempty"`
 	Include   StringList `json:"include,omitempty"`
@@ -102,7 +112,7 @@ type queryArgs struct {
 }
 
 type countArgs struct {
-	ClassName            string `json:"class_name" jsonschema:"the Parse class to count"`
+	ClassName            string `json:"class_name"`
 	Where                Where  `json:"where,omitempty"`
 	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty" jsonschema:"false to count rows outside the class's canonical filter too; default true"`
 }
@@ -141,19 +151,19 @@ func largeFieldKeys(scope *agent.Scope, sch parse.Schema) (keys, omitted []strin
 }
 
 type getObjectArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string     `json:"class_name"`
 	ObjectID  string     `json:"object_id" jsonschema:"the objectId"`
 	Include   StringList `json:"include,omitempty"`
 }
 
 type getObjectsArgs struct {
-	ClassName string     `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string     `json:"class_name"`
 	IDs       []string   `json:"ids"`
 	Include   StringList `json:"include,omitempty"`
 }
 
 type sampleArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class"`
+	ClassName string `json:"class_name"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"how many objects, 1 to 20 (default 5)"`
 }
 
@@ -236,6 +246,9 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		keys, omitted = largeFieldKeys(c.Scope, sch)
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: keys}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
 	rows, err := c.Scope.Find(ctx, q)
 	if err != nil {
 		return nil, err
@@ -247,39 +260,35 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, sub); err != nil {
 		return nil, err
 	}
-	res := map[string]any{
-		"class_name":   sch.ClassName,
-		"result_count": len(rows),
-		"pagination":   map[string]any{"limit": limit, "skip": args.Skip, "has_more": hasMore},
-		"results":      nonNil(rows),
+	next := map[string]any{"class_name": sch.ClassName, "limit": limit}
+	if whereObj != nil {
+		next["where"] = whereObj
 	}
-	if len(omitted) > 0 {
-		res["omitted_large_fields"] = omitted
+	if args.Order != "" {
+		next["order"] = args.Order
 	}
-	if tr := c.Scope.TruncatedIncludeFields(); len(tr) > 0 {
-		res["truncated_include_fields"] = tr
+	if args.Keys != nil {
+		next["keys"] = []string(args.Keys)
+	}
+	if len(args.Include) > 0 {
+		next["include"] = []string(args.Include)
+	}
+	if args.ApplyCanonicalFilter != nil {
+		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	rows = nonNil(rows)
+	res := &QueryResult{
+		ClassName:              sch.ClassName,
+		ResultCount:            len(rows),
+		Results:                rows,
+		OmittedLargeFields:     omitted,
+		ElidedFields:           elideLarge(rows, args.Keys),
+		TruncatedIncludeFields: c.Scope.TruncatedIncludeFields(),
+		Page:                   newPage("query_class", next, limit, args.Skip, len(rows), hasMore),
+		all:                    rows,
 	}
 	if args.ApplyCanonicalFilter != nil && !*args.ApplyCanonicalFilter {
-		res["canonical_filter_applied"] = false
-	}
-	if hasMore {
-		next := map[string]any{"class_name": sch.ClassName, "limit": limit, "skip": args.Skip + limit}
-		if whereObj != nil {
-			next["where"] = whereObj
-		}
-		if args.Order != "" {
-			next["order"] = args.Order
-		}
-		if args.Keys != nil {
-			next["keys"] = []string(args.Keys)
-		}
-		if len(args.Include) > 0 {
-			next["include"] = []string(args.Include)
-		}
-		if args.ApplyCanonicalFilter != nil {
-			next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
-		}
-		res["next_call"] = map[string]any{"tool": "query_class", "arguments": next}
+		res.CanonicalFilterApplied = new(false)
 	}
 	return res, nil
 }
@@ -305,7 +314,11 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := c.Scope.Count(ctx, &query.Query{Class: sch.ClassName, Where: where})
+	q := &query.Query{Class: sch.ClassName, Where: where}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
+	n, err := c.Scope.Count(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +368,7 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
 		return nil, err
 	}
-	return map[string]any{"class_name": sch.ClassName, "object": rows[0]}, nil
+	return &ObjectResult{ClassName: sch.ClassName, Object: rows[0]}, nil
 }
 
 func getObjects(ctx context.Context, c *Call) (any, error) {
@@ -395,23 +408,25 @@ func getObjects(ctx context.Context, c *Call) (any, error) {
 	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
 		return nil, err
 	}
-	objects := make(map[string]any, len(rows))
+	byID := make(map[string]parse.Object, len(rows))
 	for _, r := range rows {
-		objects[r[parse.FieldObjectID].(string)] = r
+		byID[r[parse.FieldObjectID].(string)] = r
 	}
-	missing := []string{}
+	res := &ObjectsResult{ClassName: sch.ClassName, Missing: []string{}, Requested: len(ids)}
 	for _, id := range ids {
-		if _, ok := objects[id]; !ok {
-			missing = append(missing, id)
+		if o, ok := byID[id]; ok {
+			res.found = append(res.found, o)
+		} else {
+			res.Missing = append(res.Missing, id)
 		}
 	}
-	return map[string]any{
-		"class_name": sch.ClassName,
-		"objects":    objects,
-		"missing":    missing,
-		"requested":  len(ids),
-		"found":      len(objects),
-	}, nil
+	res.ElidedFields = elideLarge(res.found, nil)
+	res.args = map[string]any{"class_name": sch.ClassName}
+	if len(args.Include) > 0 {
+		res.args["include"] = []string(args.Include)
+	}
+	res.keepRows(len(res.found))
+	return res, nil
 }
 
 func getSampleObjects(ctx context.Context, c *Call) (any, error) {
@@ -431,7 +446,12 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"class_name": sch.ClassName, "sample_count": len(rows), "results": nonNil(rows)}, nil
+	rows = nonNil(rows)
+	res := map[string]any{"class_name": sch.ClassName, "sample_count": len(rows), "results": rows}
+	if el := elideLarge(rows, nil); len(el) > 0 {
+		res["elided_fields"] = el
+	}
+	return res, nil
 }
 
 // Samples returns the limit most recently created objects the scope may
@@ -440,12 +460,12 @@ func Samples(ctx context.Context, s *agent.Scope, class string, limit int) ([]pa
 	return s.Find(ctx, &query.Query{Class: class, Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit})
 }
 
-// DescribeSchema is the get_schema result for a class the scope may see
-// (also the parse://{class}/schema resource).
+// DescribeSchema is the get_schema result for a class the scope may see,
+// without index names (the parse://{class_name}/schema resource).
 func DescribeSchema(ctx context.Context, s *agent.Scope, class string) (map[string]any, error) {
 	sch, err := s.Schema(ctx, class)
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(s, sch), nil
+	return describeSchema(s, sch, false), nil
 }

@@ -6,6 +6,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -89,9 +90,16 @@ type Config struct {
 	// FullScanThreshold: explain_query refuses a plan that reads a whole
 	// class holding more rows than this (0 disables the refusal).
 	FullScanThreshold int64
-	// HidePlans keeps the database's plan text out of explain_query
-	// results (it reveals which indexes exist).
-	HidePlans bool
+	// ExposeExplain shows the database's plan text and the names of the
+	// indexes a plan uses in explain_query, and index names and keys in
+	// get_schema. Off by default: a plan is an oracle of the index layout.
+	ExposeExplain bool
+	// RefuseFullScans makes query_class, count_objects and export_data
+	// refuse, as explain_query does, a query whose plan reads every row of
+	// a class larger than FullScanThreshold (opt-in).
+	RefuseFullScans bool
+	// FullScanAllowed are the classes RefuseFullScans spares.
+	FullScanAllowed []string
 	// Gates are the operator's environment switches for the write and
 	// schema tools and for declared methods (agent.GatesFromEnv); the zero
 	// value keeps every write path closed.
@@ -107,7 +115,9 @@ type Handler func(ctx context.Context, c *Call) (any, error)
 
 // Tool is a registered tool.
 type Tool struct {
-	Name        string
+	Name string
+	// Title is the tool's human-readable name (MCP title).
+	Title       string
 	Description string
 	Category    string
 	Permission  agent.Permission
@@ -150,14 +160,21 @@ type Registry struct {
 func NewRegistry() *Registry {
 	r := &Registry{tools: map[string]*Tool{}, subs: map[int]func(){}}
 	for _, t := range Builtin() {
-		if err := r.register(t); err != nil {
+		if err := r.register(t, false); err != nil {
 			panic(err) // a built-in that does not validate is a programming error
 		}
 	}
 	return r
 }
 
-func (r *Registry) register(t *Tool) error {
+// ErrDuplicateTool is returned by Register for a name already taken.
+var ErrDuplicateTool = errors.New("tool already registered")
+
+func (r *Registry) register(in *Tool, replace bool) error {
+	if in == nil {
+		return errors.New("nil tool")
+	}
+	t := *in // the caller's value is not changed
 	if !toolNameRE.MatchString(t.Name) {
 		return fmt.Errorf("tool name %q: use lowercase letters, digits and underscores", t.Name)
 	}
@@ -173,14 +190,24 @@ func (r *Registry) register(t *Tool) error {
 	if t.Timeout <= 0 {
 		t.Timeout = 30 * time.Second
 	}
-	r.tools[t.Name] = t
+	if _, taken := r.tools[t.Name]; taken && !replace {
+		return fmt.Errorf("tool %s: %w (use Replace to swap it)", t.Name, ErrDuplicateTool)
+	}
+	r.tools[t.Name] = &t
 	return nil
 }
 
-// Register adds or replaces a tool and tells the OnChange subscribers.
-func (r *Registry) Register(t *Tool) error {
+// Register adds a tool and tells the OnChange subscribers. A name already
+// registered is refused with ErrDuplicateTool; Replace swaps a tool. The
+// registry keeps its own copy of t.
+func (r *Registry) Register(t *Tool) error { return r.add(t, false) }
+
+// Replace adds a tool or replaces the one of the same name.
+func (r *Registry) Replace(t *Tool) error { return r.add(t, true) }
+
+func (r *Registry) add(t *Tool, replace bool) error {
 	r.mu.Lock()
-	err := r.register(t)
+	err := r.register(t, replace)
 	subs := r.subscribers()
 	r.mu.Unlock()
 	if err == nil {
@@ -299,12 +326,23 @@ func schemaFor[T any](overrides map[string]*jsonschema.Schema) *jsonschema.Schem
 	if err != nil {
 		panic(fmt.Sprintf("tools: schema for %T: %v", *new(T), err))
 	}
+	for _, p := range s.Properties {
+		// Optional arguments are omitted to get their default: a plain
+		// type, not a null union (forms and CLIs cannot send null).
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+	}
 	for k, v := range overrides {
-		if prev, ok := s.Properties[k]; ok && v.Description == "" {
-			v.Description = prev.Description
+		if prev, ok := s.Properties[k]; ok && v.Description == "" && v.Enum == nil {
+			cp := *v // overrides are shared between tools
+			cp.Description = prev.Description
+			v = &cp
 		}
 		s.Properties[k] = v
 	}
-	s.AdditionalProperties = &jsonschema.Schema{Not: &jsonschema.Schema{}}
+	// Unknown arguments are refused by decodeArgs with their name; the
+	// schema does not repeat it (additionalProperties costs every tool).
+	s.AdditionalProperties = nil
 	return s
 }

@@ -19,19 +19,19 @@ func schemaTools() []*Tool {
 		{
 			Name:        "get_all_schemas",
 			Category:    CategorySchema,
-			Description: "List the Parse classes you can access, each with its fields and types (Pointer<Target> names the class a pointer refers to). Filter with names (exact class names) and/or prefix; both together intersect. Start here to learn the data model.",
+			Description: "Start here: the classes you can access, with field types.",
 			Permission:  agent.Readonly,
 			Timeout:     15 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[getAllSchemasArgs](map[string]*jsonschema.Schema{
-				"names": listSchema("Only these classes (exact, case-sensitive names)."),
+				"names": listSchema("exact class names"),
 			}),
 			Handler: getAllSchemas,
 		},
 		{
 			Name:        "get_schema",
 			Category:    CategorySchema,
-			Description: "Describe one class in detail: every field with its type, whether it is required, pointer and relation targets with a ready-to-use query hint, class-level permissions and indexes.",
+			Description: "One class in detail: fields, targets, permissions, methods.",
 			Permission:  agent.Readonly,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
@@ -43,11 +43,11 @@ func schemaTools() []*Tool {
 
 type getAllSchemasArgs struct {
 	Names  StringList `json:"names,omitempty" jsonschema:"only these classes (exact names)"`
-	Prefix string     `json:"prefix,omitempty" jsonschema:"only classes whose name starts with this (case-sensitive)"`
+	Prefix string     `json:"prefix,omitempty" jsonschema:"class name prefix"`
 }
 
 type classArgs struct {
-	ClassName string `json:"class_name" jsonschema:"the Parse class, e.g. Ticket or _User"`
+	ClassName string `json:"class_name"`
 }
 
 // typeLabel renders a field type compactly: "Pointer<Project>".
@@ -110,12 +110,12 @@ func getSchema(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return describeSchema(c.Scope, sch), nil
+	return describeSchema(c.Scope, sch, c.config().ExposeExplain), nil
 }
 
 // describeSchema is the get_schema result (also the parse://{class}/schema
 // resource): the agent's view of the class with the operator's metadata.
-func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
+func describeSchema(scope *agent.Scope, sch parse.Schema, exposeIndexes bool) map[string]any {
 	meta := scope.ClassMeta(sch.ClassName)
 	fields := make([]any, 0, len(sch.Fields))
 	for _, name := range sch.FieldNames() {
@@ -156,7 +156,7 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 		}
 		fields = append(fields, entry)
 	}
-	indexes := []any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}
+	var indexes []any
 	names := make([]string, 0, len(sch.Indexes))
 	for n := range sch.Indexes {
 		names = append(names, n)
@@ -177,8 +177,10 @@ func describeSchema(scope *agent.Scope, sch parse.Schema) map[string]any {
 		"class_name":              sch.ClassName,
 		"type":                    kind,
 		"fields":                  fields,
-		"indexes":                 indexes,
 		"class_level_permissions": sch.CLP,
+	}
+	if exposeIndexes {
+		out["indexes"] = append([]any{map[string]any{"name": "_id_", "keys": map[string]int{"objectId": 1}}}, indexes...)
 	}
 	if meta != nil {
 		// The operator's field lists name only fields of the agent's view:

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
@@ -300,7 +301,10 @@ func newVersion() *cobra.Command {
 					}
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "parsemcp %s (%s, MCP Go SDK %s, %d tools)\n", mcpserver.Version, runtime.Version(), sdk, len(tools.Builtin()))
+			// What tools/list shows a read-only agent under the current
+			// gates, and how many tools are built in at all.
+			shown := len(tools.NewRegistry().Allowed(agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), agent.GatesFromEnv(), ""))
+			fmt.Fprintf(cmd.OutOrStdout(), "parsemcp %s (%s, MCP Go SDK %s, %d tools in tools/list for a read-only agent, %d built in)\n", mcpserver.Version, runtime.Version(), sdk, shown, len(tools.Builtin()))
 		},
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/parsemcp/parsemcp/internal/fixture"
 	"github.com/parsemcp/parsemcp/internal/npmcache"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/mcpserver"
 	builtin "github.com/parsemcp/parsemcp/tools"
 )
 
@@ -189,7 +190,9 @@ func TestCallCommand(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	stdout, _, code := run(t, nil, "version")
-	want := fmt.Sprintf(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, %d tools\)\n$`, len(builtin.Builtin()))
+	// The count tools/list shows (TestStdio checks readonlyTools against
+	// a real tools/list), then the built-in total.
+	want := fmt.Sprintf(`^parsemcp \S+ \(go1\.\d+.*MCP Go SDK v1\.\d+\.\d+, %d tools in tools/list for a read-only agent, %d built in\)\n$`, readonlyTools(), len(builtin.Builtin()))
 	if code != 0 || !regexp.MustCompile(want).MatchString(stdout) {
 		t.Fatalf("version: %d %q", code, stdout)
 	}
@@ -317,6 +320,55 @@ func TestServeDemo(t *testing.T) {
 	}
 
 	t.Run("typescript client", func(t *testing.T) { typescriptInterop(t, s.url) })
+	t.Run("typescript agent session within the budget", func(t *testing.T) { typescriptAgentSession(t, s.url) })
+}
+
+// typescriptAgentSession runs interop/ts/agent_session.mjs: schema, query
+// paged through next_call, aggregate, export, each result within the
+// default response budget, the pages continuing exactly.
+func typescriptAgentSession(t *testing.T, url string) {
+	stdout := runNode(t, url, "agent_session.mjs")
+	var report struct {
+		CatalogBytes, Tools, DocBytes, Pages int
+		DocMime                              string
+		IDs                                  []string
+		OpenCount                            int
+		ExportRows                           []int
+		Calls                                []struct {
+			Tool        string
+			Bytes       int
+			IsError     bool
+			Truncated   bool
+			RowsLeftOut int `json:"rows_left_out"`
+		}
+	}
+	if err := json.Unmarshal(stdout, &report); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout)
+	}
+	for _, c := range report.Calls {
+		t.Logf("%s: %d bytes, truncated %v, %d rows left out", c.Tool, c.Bytes, c.Truncated, c.RowsLeftOut)
+		if c.Bytes > mcpserver.DefaultMaxResponseBytes || c.IsError {
+			t.Errorf("%s: %d bytes (budget %d), error %v", c.Tool, c.Bytes, mcpserver.DefaultMaxResponseBytes, c.IsError)
+		}
+	}
+	t.Logf("tools/list: %d tools, %d bytes; query-language doc %d bytes; %d query pages", report.Tools, report.CatalogBytes, report.DocBytes, report.Pages)
+	if report.CatalogBytes > 10<<10 || report.DocBytes == 0 || report.DocMime != "text/markdown" {
+		t.Errorf("catalog %d bytes, doc %d bytes %q", report.CatalogBytes, report.DocBytes, report.DocMime)
+	}
+	// Following next_call reads every open ticket once, in order.
+	seen := map[string]bool{}
+	for _, id := range report.IDs {
+		if seen[id] {
+			t.Fatalf("ticket %s came twice", id)
+		}
+		seen[id] = true
+	}
+	if len(report.IDs) != report.OpenCount || report.Pages < 1 {
+		t.Fatalf("paged through %d of %d open tickets in %d pages", len(report.IDs), report.OpenCount, report.Pages)
+	}
+	if len(report.ExportRows) != 2 || report.ExportRows[0] == 0 || report.ExportRows[1] == 0 {
+		t.Fatalf("export pages: %v", report.ExportRows)
+	}
 }
 
 func TestServeDemoReusesCache(t *testing.T) {
@@ -339,17 +391,29 @@ func TestServeDemoReusesCache(t *testing.T) {
 // installed outside the tree by internal/npmcache) against url. It runs in
 // CI; elsewhere it skips without node or the npm registry.
 func typescriptInterop(t *testing.T, url string) {
+	stdout := runNode(t, url, "client.mjs")
+	typescriptReport(t, stdout)
+}
+
+// runNode runs a script of interop/ts (its packages installed outside the
+// tree by internal/npmcache) against url and returns its stdout.
+func runNode(t *testing.T, url, script string) []byte {
+	t.Helper()
 	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/ts")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs", url)
+	cmd := exec.CommandContext(ctx, node, script, url)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node client: %v\n%s", err, stderr.String())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
+	return stdout
+}
+
+func typescriptReport(t *testing.T, stdout []byte) {
 	var report struct {
 		ServerName string
 		Tools      []struct{ Name, Category string }

@@ -43,6 +43,8 @@ type storeFlags struct {
 	logFormat  string
 	tools      tools.Config
 	maxBytes   int
+	budget     int
+	budgets    map[string]int
 	timeouts   map[string]string
 	audit      string
 	costPerMT  float64
@@ -87,8 +89,15 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.redisPfx, "redis-prefix", "parsemcp", "prefix of the Redis keys and channels: instances serving the same application share one; deployments sharing a Redis use different ones")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
 	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
-	fl.IntVar(&f.maxBytes, "max-response-bytes", mcpserver.DefaultMaxResponseBytes, "largest tool result: query_class truncates to fit, other tools refuse with too_large")
-	fl.BoolVar(&f.tools.HidePlans, "hide-plans", false, "keep database plan text out of explain_query results")
+	fl.IntVar(&f.budget, "response-budget", mcpserver.DefaultMaxResponseBytes/tools.BytesPerToken, "response budget in tokens (4 bytes each): listings (query_class, export_data, aggregate, get_objects, group_by, group_by_date, distinct) are cut to fit with a next_call; other results over it are refused with too_large")
+	fl.StringToIntVar(&f.budgets, "tool-response-budget", nil, "per-tool response budgets in tokens, e.g. export_data=16000,query_class=2000")
+	fl.IntVar(&f.maxBytes, "max-response-bytes", 0, "the response budget in bytes (overrides --response-budget)")
+	fl.BoolVar(&f.tools.ExposeExplain, "expose-explain", false, "show the database's plan text and index names in explain_query and get_schema (they reveal the index layout)")
+	fl.BoolVar(&f.tools.RefuseFullScans, "refuse-full-scans", false, "query_class, count_objects and export_data refuse a full scan of a class larger than --full-scan-threshold, as explain_query does")
+	fl.StringSliceVar(&f.tools.FullScanAllowed, "full-scan-allow", nil, "classes --refuse-full-scans spares, e.g. Organization,Project")
+	var hidePlans bool
+	fl.BoolVar(&hidePlans, "hide-plans", false, "")
+	_ = fl.MarkDeprecated("hide-plans", "plans are hidden unless --expose-explain")
 	fl.StringVar(&f.policy, "policy", os.Getenv("PARSEMCP_POLICY"), "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
 	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
@@ -468,7 +477,21 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		}
 		timeouts[name] = d
 	}
-	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: f.maxBytes, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT,
+	budget := f.maxBytes
+	if budget <= 0 {
+		if f.budget <= 0 {
+			return nil, nil, fmt.Errorf("--response-budget %d: want a positive number of tokens", f.budget)
+		}
+		budget = f.budget * tools.BytesPerToken
+	}
+	budgets := map[string]int{}
+	for name, n := range f.budgets {
+		if _, known := tools.NewRegistry().Get(name); !known || n <= 0 {
+			return nil, nil, fmt.Errorf("--tool-response-budget %s=%d: want a known tool and a positive number of tokens", name, n)
+		}
+		budgets[name] = n * tools.BytesPerToken
+	}
+	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: budget, ResponseBudgets: budgets, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT,
 		ApprovalTimeout: f.approvalTimeout, DisableApproval: f.noApproval, HeartbeatInterval: f.heartbeat}
 	if secret := os.Getenv("PARSEMCP_APPROVAL_SECRET"); secret != "" {
 		opts.ApprovalSecret = []byte(secret)

@@ -573,10 +573,7 @@ func testMatchNotMatchable(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("%s: %v", w, err)
 		}
-		if err := query.Subqueries(e, func(q *query.Query) error { q.ReadACL = query.NoACLFilter; return nil }); err != nil {
-			t.Fatal(err)
-		}
-		return e
+		return openSubqueries(t, e)
 	}
 	find := func(w string, e query.Expr) []string {
 		t.Helper()

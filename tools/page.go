@@ -1,0 +1,266 @@
+package tools
+
+import (
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
+)
+
+// BytesPerToken is the estimate that turns a token budget into bytes (the
+// audit's estimate too: JSON text runs about four bytes a token).
+const BytesPerToken = 4
+
+// DefaultResponseBudget is the largest tool result, in bytes, when the
+// operator sets none: about 4,000 tokens.
+const DefaultResponseBudget = 4000 * BytesPerToken
+
+// NextCall is the call that continues a result exactly where it stopped.
+type NextCall struct {
+	Tool      string         `json:"tool"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// Window is the slice of the matching rows a page was asked for.
+type Window struct {
+	Limit   int  `json:"limit"`
+	Skip    int  `json:"skip"`
+	HasMore bool `json:"has_more"`
+}
+
+// Page is the paging state every row-listing result embeds (query_class,
+// export_data, aggregate, group_by, group_by_date, distinct): the window,
+// whether the answer is complete, and the call that fetches the rest. It is
+// written once here; the response budget cuts any Page the same way.
+type Page struct {
+	Pagination Window `json:"pagination"`
+	// Truncated: more rows follow (next_call fetches them).
+	Truncated bool `json:"truncated,omitempty"`
+	// RowsLeftOut counts the rows of this page cut to fit the response
+	// budget (they are the first rows of next_call).
+	RowsLeftOut int       `json:"rows_left_out,omitempty"`
+	NextSkip    *int      `json:"next_skip,omitempty"`
+	NextCall    *NextCall `json:"next_call,omitempty"`
+
+	tool string
+	args map[string]any
+	// resume, when set, writes the continuation at skip into args
+	// (aggregate appends a $skip stage); the default sets "skip".
+	resume func(args map[string]any, skip int)
+}
+
+// newPage starts the page of a call: args are the call's effective
+// arguments (without skip); got rows were read and hasMore says whether
+// more matched.
+func newPage(tool string, args map[string]any, limit, skip, got int, hasMore bool) Page {
+	p := Page{Pagination: Window{Limit: limit, Skip: skip, HasMore: hasMore}, tool: tool, args: args}
+	if hasMore {
+		p.continueAt(skip + got)
+	}
+	return p
+}
+
+// continueAt marks the page incomplete, continuing at the given skip.
+func (p *Page) continueAt(skip int) {
+	p.Pagination.HasMore = true
+	p.Truncated = true
+	p.NextSkip = &skip
+	if p.tool == "" {
+		return
+	}
+	args := maps.Clone(p.args)
+	if args == nil {
+		args = map[string]any{}
+	}
+	if p.resume != nil {
+		p.resume(args, skip)
+	} else {
+		args["skip"] = skip
+	}
+	p.NextCall = &NextCall{Tool: p.tool, Arguments: args}
+}
+
+// cut records that only the first kept of the page's had rows are sent.
+func (p *Page) cut(kept, had int) {
+	p.RowsLeftOut = had - kept
+	p.continueAt(p.Pagination.Skip + kept)
+}
+
+// Paged is a result whose rows the response budget may cut: a type that
+// embeds Page and keeps its full row list.
+type Paged interface {
+	// pageRows is the number of rows the full page holds.
+	pageRows() int
+	// keepRows keeps the first n rows of the full page (0 ≤ n ≤ pageRows)
+	// and records the cut in the Page.
+	keepRows(n int)
+}
+
+// Fit encodes a tool result within budget bytes. A Paged result over the
+// budget keeps the longest prefix of its rows that fits (at least the
+// envelope) and says so: truncated, rows_left_out and a next_call resuming
+// at the first row left out. Any other result over the budget is refused
+// with too_large, naming what to narrow.
+func Fit(v any, budget int) ([]byte, error) {
+	b, err := jsonenc.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("result not serializable: %w", err)
+	}
+	if budget <= 0 || len(b) <= budget {
+		return b, nil
+	}
+	p, ok := v.(Paged)
+	if !ok {
+		return nil, tooLarge(len(b), budget, v)
+	}
+	n := p.pageRows()
+	fit := func(k int) ([]byte, bool) {
+		p.keepRows(k)
+		b, err := jsonenc.Marshal(v)
+		return b, err == nil && len(b) <= budget
+	}
+	// The longest prefix that fits (binary search; rows only add bytes).
+	lo, hi := 0, n-1
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if _, ok := fit(mid); ok {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	out, ok := fit(lo)
+	if !ok || (lo == 0 && n > 0) { // not even one row: a next_call would not advance
+		p.keepRows(n)
+		return nil, tooLarge(len(b), budget, v)
+	}
+	return out, nil
+}
+
+// tooLarge refuses a result over the budget; for rows it names the
+// heaviest fields (names and sizes, never values) and a keys list without
+// the heaviest.
+func tooLarge(size, budget int, v any) error {
+	d := map[string]any{"result_bytes": size, "budget_bytes": budget}
+	msg := fmt.Sprintf("the result is %d bytes, over the %d-byte response budget (about %d tokens)", size, budget, budget/BytesPerToken)
+	if _, paged := v.(Paged); paged {
+		msg += ", and even its first row does not fit"
+	}
+	msg += "."
+	if r, ok := v.(rowLister); ok {
+		if rows := r.objectRows(); len(rows) > 0 {
+			sizes := fieldSizes(rows)
+			var parts []string
+			var heavy []any
+			for i, f := range sizes {
+				if i == 3 {
+					break
+				}
+				parts = append(parts, fmt.Sprintf("%s (~%s/row)", f.name, humanBytes(f.bytes/len(rows))))
+				heavy = append(heavy, map[string]any{"field": f.name, "bytes_per_row": f.bytes / len(rows)})
+			}
+			var keep []string
+			for _, f := range sizes[1:] {
+				keep = append(keep, f.name)
+			}
+			sort.Strings(keep)
+			d["largest_fields"] = heavy
+			d["suggested_keys"] = keep
+			msg += " Largest fields: " + strings.Join(parts, ", ") + "."
+			msg += fmt.Sprintf(" Ask for fewer fields, e.g. keys %q without %s.", strings.Join(keep, ","), sizes[0].name)
+		}
+	}
+	msg += " Narrowing helps too: fewer ids or rows, a stricter where."
+	return &Error{Code: CodeTooLarge, Message: msg, Details: d}
+}
+
+// rowLister is a result that holds objects, for the too_large diagnostic.
+type rowLister interface {
+	objectRows() []map[string]any
+}
+
+type fieldSize struct {
+	name  string
+	bytes int
+}
+
+// fieldSizes ranks the fields of rows by their total serialized size.
+func fieldSizes(rows []map[string]any) []fieldSize {
+	total := map[string]int{}
+	for _, r := range rows {
+		for k, v := range r {
+			b, _ := jsonenc.Marshal(v)
+			total[k] += len(b) + len(k) + 4
+		}
+	}
+	out := make([]fieldSize, 0, len(total))
+	for k, n := range total {
+		out = append(out, fieldSize{k, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].bytes != out[j].bytes {
+			return out[i].bytes > out[j].bytes
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+func humanBytes(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// LargeValueBytes is the size above which a field value is elided from the
+// rows of a listing unless the call names the field in keys.
+const LargeValueBytes = 2048
+
+// Elided stands in a row for a field value over LargeValueBytes.
+type Elided struct {
+	ElidedBytes int `json:"elided_bytes"`
+}
+
+// elideLarge replaces, in place, every value over LargeValueBytes of a
+// field not in asked by its size, and returns the fields it elided.
+func elideLarge[R ~map[string]any](rows []R, asked []string) []string {
+	var out []string
+	for _, r := range rows {
+		for k, v := range r {
+			if containsStr(asked, k) {
+				continue
+			}
+			var n int
+			switch x := v.(type) {
+			case string:
+				if len(x) <= LargeValueBytes {
+					continue
+				}
+				n = len(x) + 2
+			case nil, bool, float64, int, int64:
+				continue
+			default:
+				if m, ok := v.(map[string]any); ok && m["__type"] == "Object" {
+					continue // an included object: its own fields count
+				}
+				b, _ := jsonenc.Marshal(v)
+				if len(b) <= LargeValueBytes {
+					continue
+				}
+				n = len(b)
+			}
+			r[k] = Elided{ElidedBytes: n}
+			if !containsStr(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
