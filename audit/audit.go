@@ -55,11 +55,19 @@ func NewJSONSink(w io.Writer) *SlogSink {
 
 // Record writes e.
 func (s *SlogSink) Record(ctx context.Context, e Event) {
-	s.log.LogAttrs(ctx, slog.LevelInfo, e.Event,
+	attrs := []slog.Attr{
 		slog.String("tool", e.Tool), slog.Any("args_keys", e.ArgKeys), slog.String("agent_id", e.AgentID),
 		slog.String("auth_type", e.AuthType), slog.String("permission", e.Permission),
-		slog.String("correlation_id", e.CorrelationID), slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID), slog.Bool("success", e.Success),
+		slog.String("correlation_id", e.CorrelationID), slog.Bool("success", e.Success),
 		slog.String("error_code", e.ErrorCode), slog.String("denial_kind", e.DenialKind),
 		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
-		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD))
+		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD),
+	}
+	// The request and trace ids appear when there are some.
+	for _, a := range []slog.Attr{slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID)} {
+		if a.Value.String() != "" {
+			attrs = append(attrs, a)
+		}
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, e.Event, attrs...)
 }

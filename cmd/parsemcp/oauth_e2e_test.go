@@ -228,7 +228,7 @@ log-format: json
 		return resp
 	}
 	if resp := call(good); resp.StatusCode != 200 {
-		t.Fatalf("a good token: %s", resp.Status)
+		t.Fatalf("a good token: %s\n%s", resp.Status, s.stderr)
 	}
 	for name, tok := range refused {
 		if resp := call(tok); resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
