@@ -10,9 +10,9 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
-// requiresAuthentication admits any caller holding an entry beyond "*"
-// (Parse Server 9 tests the caller's ACL group, so a user, or an operator's
-// role-only identity): an anonymous agent is refused every operation it
+// requiresAuthentication admits a signed-in user and nobody else: an
+// anonymous agent and an agent acting only as roles (no user, so no
+// session Parse Server would accept) are refused every operation it
 // guards, through a real client; a user is admitted even though no entry
 // names them.
 func TestCLPRequiresAuthentication(t *testing.T) {
@@ -35,6 +35,7 @@ func TestCLPRequiresAuthentication(t *testing.T) {
 
 	refusedIDs := map[string]agent.Identity{
 		"anonymous": {Mode: agent.AuthAnonymous},
+		"role only": {Mode: agent.AuthRole, Roles: []string{"Admin"}},
 	}
 	for name, id := range refusedIDs {
 		t.Run(name, func(t *testing.T) {
