@@ -30,18 +30,8 @@ func TestLiveAcrossServeProcesses(t *testing.T) {
 	b := startServe(t, nil, "--store", url, "--redis", "redis://"+redistest.Addr()+"/0", "--rate-limit", "0", "--live-debounce", "100ms")
 	ctx := context.Background()
 
-	updates := make(chan string, 64)
-	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
 	const uri = "parse://Ticket/count"
-	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-		t.Fatal(err)
-	}
+	_, updates := subscribeWatcher(t, b.url, uri)
 	writer, err := mcp.NewClient(&mcp.Implementation{Name: "writer", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.url}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -143,4 +133,25 @@ func TestServeDemoLiveCount(t *testing.T) {
 			}
 		}
 	}
+}
+
+// subscribeWatcher connects a client to endpoint (2025-11-25, a stateful
+// session), subscribes it to uri, and returns the URIs of the
+// resources/updated notifications it receives; the session closes when the
+// test ends.
+func subscribeWatcher(t *testing.T, endpoint, uri string) (*mcp.ClientSession, <-chan string) {
+	t.Helper()
+	ctx := context.Background()
+	updates := make(chan string, 64)
+	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = watcher.Close() })
+	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	return watcher, updates
 }

@@ -192,18 +192,8 @@ func TestParseServerLive(t *testing.T) {
 	srv, spec, env := parseDemo(t, "300")
 	s := startServe(t, env, "--store", spec, "--live-debounce", "100ms", "--rate-limit", "0")
 	ctx := context.Background()
-	updates := make(chan string, 64)
-	watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watcher.Close()
 	const uri = "parse://Ticket/count"
-	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-		t.Fatal(err)
-	}
+	watcher, updates := subscribeWatcher(t, s.url, uri)
 	// Order's find permission is not public: LiveQuery will not follow it
 	// (even with the master key), so subscribing is refused, not silent.
 	if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: "parse://Order/count"}); err == nil || !strings.Contains(err.Error(), "LiveQuery refuses class Order") {

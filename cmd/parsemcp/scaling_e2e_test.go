@@ -176,19 +176,8 @@ func TestTwoInstancesBehindALoadBalancer(t *testing.T) {
 	})
 
 	t.Run("a subscriber is told of writes through either instance", func(t *testing.T) {
-		ctx := context.Background()
-		updates := make(chan string, 64)
-		watcher, err := mcp.NewClient(&mcp.Implementation{Name: "watcher", Version: "1"}, &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updates <- r.Params.URI },
-		}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.lb}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer watcher.Close()
 		const uri = "parse://Ticket/count"
-		if err := watcher.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			t.Fatal(err)
-		}
+		_, updates := subscribeWatcher(t, c.lb, uri)
 		// A stateless writer: its writes alternate between the instances.
 		writer, err := connect(t, c.lb, "2026-07-28")
 		if err != nil {
