@@ -196,6 +196,15 @@ func TestFederationBridgesStdioServerUnderTokenScopes(t *testing.T) {
 		}
 	}
 
+	// Both agents have joined once the unscoped writer token lists a tool
+	// of each (the acme token below must not see the thermostat's, so it
+	// cannot wait for it itself).
+	joined, err := httpClient(t, srv.url, writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listTools(t, joined, "mcp-everything__echo", "device-thermo__read_temperature")
+
 	// The read-only acme token: the bridged server's read-only tools, not
 	// its writing ones, not the other team's agent.
 	ro, err := httpClient(t, srv.url, readAcme)

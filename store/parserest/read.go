@@ -162,11 +162,12 @@ func (s *Store) findPage(ctx context.Context, acl query.ACLFilter, path string, 
 
 // shape makes Parse Server's rows the store's REST form: fields outside
 // the schema (internal ones) and unrequested fields are dropped, and File
-// values lose their url.
+// values lose their url. The ACL and the Relation markers stay whatever
+// the keys, as Parse Server 9 returns them.
 func (s *Store) shape(sch parse.Schema, q *query.Query, rows []parse.Object) []parse.Object {
 	var want map[string]bool
 	if q != nil && q.Keys != nil {
-		want = map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true}
+		want = map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true, parse.FieldACL: true}
 		for _, k := range q.Keys {
 			want[k] = true
 		}
@@ -177,7 +178,7 @@ func (s *Store) shape(sch parse.Schema, q *query.Query, rows []parse.Object) []p
 			switch {
 			case !known && !parse.IsSystemField(k):
 				delete(row, k) // sessionToken, authData leftovers, …
-			case want != nil && !want[k]:
+			case want != nil && !want[k] && !(known && f.Type == parse.TypeRelation):
 				delete(row, k)
 			case known && f.Type == parse.TypeFile:
 				// The store's REST form of a File is its name; Parse
