@@ -21,15 +21,7 @@ import (
 func TestWritesReadBackThroughParseServer(t *testing.T) {
 	ps := parseserver.Start(t, parseserver.Options{})
 	ctx := context.Background()
-	call := func(method, path string, body any, token string, master bool) (int, map[string]any) {
-		t.Helper()
-		code, raw := ps.Request(method, path, body, token, master)
-		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s %s: %d %s", method, path, code, raw)
-		}
-		return code, out
-	}
+	call := ps.RequestJSON
 	type user struct{ id, token string }
 	users := map[string]user{}
 	for _, name := range []string{"alice", "bob"} {

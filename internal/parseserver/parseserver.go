@@ -189,6 +189,18 @@ func (s *Server) healthy() error {
 // Log returns what Parse Server printed so far (stdout and stderr).
 func (s *Server) Log() string { return s.proc.Log() }
 
+// RequestJSON is Request for an answer that is a JSON object: the test
+// fails when it is not one.
+func (s *Server) RequestJSON(method, path string, body any, sessionToken string, master bool) (int, map[string]any) {
+	s.t.Helper()
+	code, raw := s.Request(method, path, body, sessionToken, master)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		s.t.Fatalf("%s %s: %d %s", method, path, code, raw)
+	}
+	return code, out
+}
+
 // Request calls the REST API with the application id (and the REST or
 // JavaScript key) and
 // either the master key (master) or a session token (when not empty).
