@@ -63,8 +63,9 @@ func (s *SlogSink) Record(ctx context.Context, e Event) {
 		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
 		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD),
 	}
-	// The request and trace ids appear when there are some.
-	for _, a := range []slog.Attr{slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID)} {
+	// The profile, tenant, request and trace ids appear when there are some.
+	for _, a := range []slog.Attr{slog.String("agent_profile", e.Profile), slog.String("tenant_id", e.TenantID),
+		slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID)} {
 		if a.Value.String() != "" {
 			attrs = append(attrs, a)
 		}

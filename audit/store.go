@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type StoreSink struct {
 	log   *slog.Logger
 	queue chan Event
 	done  chan struct{}
+	// fields are the existing class's fields when it lacks some of the
+	// events' (nil: it has them all).
+	fields map[string]bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -41,7 +45,8 @@ func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*Store
 	sch := parse.NewSchema(AuditClass)
 	for name, t := range map[string]parse.FieldType{
 		"tool": parse.TypeString, "argsKeys": parse.TypeArray, "agentId": parse.TypeString, "authType": parse.TypeString,
-		"permission": parse.TypeString, "correlationId": parse.TypeString, "success": parse.TypeBoolean,
+		"permission": parse.TypeString, "correlationId": parse.TypeString, "requestId": parse.TypeString,
+		"traceId": parse.TypeString, "agentProfile": parse.TypeString, "tenantId": parse.TypeString, "success": parse.TypeBoolean,
 		"errorCode": parse.TypeString, "denialKind": parse.TypeString, "durationMs": parse.TypeNumber,
 		"resultBytes": parse.TypeNumber, "estInputTokens": parse.TypeNumber, "estCostUsd": parse.TypeNumber,
 	} {
@@ -49,13 +54,22 @@ func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*Store
 	}
 	none := parse.OpPerm{Entries: map[string]bool{}}
 	sch.CLP = parse.CLP{Get: &none, Find: &none, Count: &none, Create: &none, Update: &none, Delete: &none, AddField: &none}
-	if err := st.CreateClass(ctx, sch); err != nil && !errors.Is(err, store.ErrClassExists) {
-		return nil, err
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &StoreSink{st: st, log: log, queue: make(chan Event, QueueSize), done: make(chan struct{})}
+	err := st.CreateClass(ctx, sch)
+	switch {
+	case errors.Is(err, store.ErrClassExists):
+		// A class made by an earlier version may lack the newer fields:
+		// those are left out of its events (a store cannot add a column
+		// here), and the operator is told which.
+		if s.fields, err = existingFields(ctx, st, sch, log); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	}
 	go s.run()
 	return s, nil
 }
@@ -99,7 +113,7 @@ func (s *StoreSink) Dropped() int {
 func (s *StoreSink) run() {
 	defer close(s.done)
 	for e := range s.queue {
-		batch := []parse.Object{object(e)}
+		batch := []parse.Object{s.object(e)}
 		for len(batch) < 500 {
 			select {
 			case more, ok := <-s.queue:
@@ -108,7 +122,7 @@ func (s *StoreSink) run() {
 					s.reportDrops()
 					return
 				}
-				batch = append(batch, object(more))
+				batch = append(batch, s.object(more))
 				continue
 			default:
 			}
@@ -139,6 +153,45 @@ func (s *StoreSink) Close() {
 	<-s.done
 }
 
+// existingFields returns the fields of the existing audit class, or nil
+// when it has every field of want; it logs the fields it lacks.
+func existingFields(ctx context.Context, st store.Store, want parse.Schema, log *slog.Logger) (map[string]bool, error) {
+	have, err := st.Schema(ctx, AuditClass)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for name := range want.Fields {
+		if _, ok := have.Fields[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	slices.Sort(missing)
+	log.Warn("audit: the existing "+AuditClass+" class lacks fields its events now carry; they are left out (drop the empty class, or add the fields, to keep them)", "missing", missing)
+	fields := map[string]bool{}
+	for name := range have.Fields {
+		fields[name] = true
+	}
+	return fields, nil
+}
+
+// object is e as an audit object, with only the class's fields when they
+// are known.
+func (s *StoreSink) object(e Event) parse.Object {
+	o := object(e)
+	if s.fields != nil {
+		for k := range o {
+			if !s.fields[k] && !parse.IsSystemField(k) {
+				delete(o, k)
+			}
+		}
+	}
+	return o
+}
+
 func object(e Event) parse.Object {
 	keys := make([]any, len(e.ArgKeys))
 	for i, k := range e.ArgKeys {
@@ -150,7 +203,10 @@ func object(e Event) parse.Object {
 		"estInputTokens": float64(e.EstInputTokens), "estCostUsd": e.EstCostUSD,
 		"ACL": map[string]any{}, // master key only
 	}
-	for k, v := range map[string]string{"correlationId": e.CorrelationID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind} {
+	for k, v := range map[string]string{
+		"correlationId": e.CorrelationID, "requestId": e.RequestID, "traceId": e.TraceID,
+		"agentProfile": e.Profile, "tenantId": e.TenantID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind,
+	} {
 		if v != "" {
 			o[k] = v
 		}

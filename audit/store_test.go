@@ -107,3 +107,36 @@ func TestStoreSinkDrops(t *testing.T) {
 		t.Fatalf("late event: dropped %d, logs %s", sink.Dropped(), logs.String())
 	}
 }
+
+// An _AgentAudit class made by an earlier version, without the newer
+// fields, keeps receiving events: the fields it lacks are left out and
+// named once in the log, never a failed write.
+func TestStoreSinkOlderClass(t *testing.T) {
+	ctx := context.Background()
+	st := open(t)
+	old := parse.NewSchema(audit.AuditClass)
+	for _, name := range []string{"tool", "agentId", "correlationId"} {
+		old.Fields[name] = parse.Field{Type: parse.TypeString}
+	}
+	old.Fields["success"] = parse.Field{Type: parse.TypeBoolean}
+	if err := st.CreateClass(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	sink, err := audit.NewStoreSink(ctx, st, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink.Record(ctx, audit.Event{Event: "tool_call", Tool: "count_objects", AgentID: "a1", CorrelationID: "c1", RequestID: "r1", TraceID: "t1", Success: true})
+	sink.Close()
+	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass, Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0]["tool"] != "count_objects" || rows[0]["correlationId"] != "c1" || rows[0]["requestId"] != nil {
+		t.Fatalf("rows %v", rows)
+	}
+	if !strings.Contains(logs.String(), `lacks fields`) || !strings.Contains(logs.String(), `"requestId"`) || strings.Contains(logs.String(), "audit: writing") {
+		t.Fatalf("log: %s", logs.String())
+	}
+}

@@ -135,7 +135,7 @@ func (s *Store) do(ctx context.Context, r request, out any) error {
 	}
 	backoff := firstBackoff
 	for attempt := 1; ; attempt++ {
-		err := s.once(ctx, r, u, body, out)
+		err := s.once(ctx, r, u, body, out, attempt)
 		if err == nil {
 			return nil
 		}
@@ -198,7 +198,7 @@ func (s *Store) retryable(r request, err error) bool {
 	return false
 }
 
-func (s *Store) once(ctx context.Context, r request, u string, body []byte, out any) error {
+func (s *Store) once(ctx context.Context, r request, u string, body []byte, out any, attempt int) (err error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -226,11 +226,21 @@ func (s *Store) once(ctx context.Context, r request, u string, body []byte, out 
 	case r.cred.token != "":
 		req.Header.Set("X-Parse-Session-Token", r.cred.token)
 	}
+	status := 0
+	end := traceCall(ctx, req, r.path, attempt)
+	defer func() {
+		code := 0
+		if ae, ok := err.(*APIError); ok {
+			code = ae.Code
+		}
+		end(status, code, err)
+	}()
 	resp, err := s.http.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
+	status = resp.StatusCode
 	data, err := io.ReadAll(io.LimitReader(resp.Body, s.cfg.MaxResponseBytes+1))
 	if err != nil {
 		return err

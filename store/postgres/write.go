@@ -108,7 +108,14 @@ func (s *Store) insert(ctx context.Context, tx *writeTx, class string, rows []st
 	}
 	for _, sig := range order {
 		g := groups[sig]
-		if _, err := tx.tx.CopyFrom(ctx, pgx.Identifier{class}, g.cols, pgx.CopyFromRows(g.vals)); err != nil {
+		quoted := make([]string, len(g.cols))
+		for i, c := range g.cols {
+			quoted[i] = s.d.Ident(c)
+		}
+		sctx, end := sqlkit.TraceStatement(ctx, "COPY "+s.d.Ident(class)+" ("+strings.Join(quoted, ", ")+") FROM STDIN")
+		n, err := tx.tx.CopyFrom(sctx, pgx.Identifier{class}, g.cols, pgx.CopyFromRows(g.vals))
+		end(int(n), err)
+		if err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 				return fmt.Errorf("%w: duplicate objectId in %s", store.ErrInvalid, class)

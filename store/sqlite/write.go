@@ -84,8 +84,20 @@ func (t *writeTx) Commit(ctx context.Context, w sqlkit.Written) error {
 func (t *writeTx) Rollback() { t.tx.Rollback() }
 
 // insert inserts rows with one prepared INSERT per set of columns.
-func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared []store.Row) error {
-	stmts := map[string]*sql.Stmt{}
+func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared []store.Row) (err error) {
+	// One span per prepared statement, with the rows it inserted.
+	type stmt struct {
+		st   *sql.Stmt
+		ctx  context.Context
+		rows int
+		end  func(int, error)
+	}
+	stmts := map[string]*stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.end(st.rows, err)
+		}
+	}()
 	for _, r := range prepared {
 		rp, wp := r.ACL.Perms()
 		cols := append([]string{parse.FieldObjectID, parse.FieldCreatedAt, parse.FieldUpdatedAt, "_rperm", "_wperm"}, r.Fields...)
@@ -106,20 +118,22 @@ func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared 
 				quoted[i] = s.d.Ident(c)
 				phs[i] = "?"
 			}
-			var err error
-			st, err = tx.tx.PrepareContext(ctx, "INSERT INTO "+s.d.Ident(class)+" ("+strings.Join(quoted, ", ")+") VALUES ("+strings.Join(phs, ", ")+")")
-			if err != nil {
+			text := "INSERT INTO " + s.d.Ident(class) + " (" + strings.Join(quoted, ", ") + ") VALUES (" + strings.Join(phs, ", ") + ")"
+			st = &stmt{}
+			st.ctx, st.end = sqlkit.TraceStatement(ctx, text)
+			stmts[sig] = st
+			if st.st, err = tx.tx.PrepareContext(st.ctx, text); err != nil {
 				return err
 			}
-			defer st.Close()
-			stmts[sig] = st
+			defer st.st.Close()
 		}
-		if _, err := st.ExecContext(ctx, args...); err != nil {
+		if _, err := st.st.ExecContext(st.ctx, args...); err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 				return fmt.Errorf("%w: duplicate objectId %v in %s", store.ErrInvalid, r.ObjectID, class)
 			}
 			return wrapErr(ctx, err)
 		}
+		st.rows++
 	}
 	return nil
 }

@@ -230,7 +230,7 @@ func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) 
 			changes[i] = store.Change{Op: store.ChangeCreate, Class: class, ObjectID: ids[i], After: a}
 		}
 	}
-	if err := tx.Commit(ctx, Written{Class: class, Created: len(rows), Changes: changes}); err != nil {
+	if err := commit(ctx, tx, Written{Class: class, Created: len(rows), Changes: changes}); err != nil {
 		return err
 	}
 	store.WriteBack(rows, objs) // only a committed batch changes the objects passed in
@@ -293,7 +293,7 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 	if tx.Watched() {
 		changes = []store.Change{{Op: store.ChangeUpdate, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(before), After: store.CloneObject(after)}}
 	}
-	if err := tx.Commit(ctx, Written{Class: w.Class, Changes: changes}); err != nil {
+	if err := commit(ctx, tx, Written{Class: w.Class, Changes: changes}); err != nil {
 		return nil, nil, err
 	}
 	return before, after, nil
@@ -323,7 +323,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 	}
 	for _, jt := range JoinTables(sch) {
 		b := &query.Builder{D: k.D}
-		if err := tx.Exec(ctx, `DELETE FROM `+k.D.Ident(jt)+` WHERE "owningId" = `+b.Param(w.ID), b.Args...); err != nil {
+		if err := exec(ctx, tx, `DELETE FROM `+k.D.Ident(jt)+` WHERE "owningId" = `+b.Param(w.ID), b.Args...); err != nil {
 			return nil, fmt.Errorf("delete %s relations: %w", jt, err)
 		}
 	}
@@ -331,7 +331,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 	if tx.Watched() {
 		changes = []store.Change{{Op: store.ChangeDelete, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(rows[0])}}
 	}
-	if err := tx.Commit(ctx, Written{Class: w.Class, Deleted: 1, Changes: changes}); err != nil {
+	if err := commit(ctx, tx, Written{Class: w.Class, Deleted: 1, Changes: changes}); err != nil {
 		return nil, err
 	}
 	return rows[0], nil
@@ -369,7 +369,7 @@ func (k *Kit[T]) DeleteClass(ctx context.Context, class string) error {
 	if err := k.dropClass(ctx, tx, sch); err != nil {
 		return err
 	}
-	if err := tx.Commit(ctx, Written{Class: class}); err != nil {
+	if err := commit(ctx, tx, Written{Class: class}); err != nil {
 		return err
 	}
 	k.Schemas.Invalidate()
@@ -385,7 +385,7 @@ func (k *Kit[T]) dropClass(ctx context.Context, tx Querier, sch parse.Schema) er
 	class := sch.ClassName
 	table := k.D.Ident(class)
 	if k.LockTable != "" {
-		if err := tx.Exec(ctx, `LOCK TABLE `+table+k.LockTable); err != nil {
+		if err := exec(ctx, tx, `LOCK TABLE `+table+k.LockTable); err != nil {
 			return fmt.Errorf("delete class %s: %w", class, err)
 		}
 	}
@@ -401,12 +401,12 @@ func (k *Kit[T]) dropClass(ctx context.Context, tx Querier, sch parse.Schema) er
 		stmts = append(stmts, `DROP TABLE IF EXISTS `+k.D.Ident(jt))
 	}
 	for _, st := range stmts {
-		if err := tx.Exec(ctx, st); err != nil {
+		if err := exec(ctx, tx, st); err != nil {
 			return fmt.Errorf("delete class %s: %w", class, err)
 		}
 	}
 	b := &query.Builder{D: k.D}
-	if err := tx.Exec(ctx, `DELETE FROM "_SCHEMA" WHERE "className" = `+b.Param(class), b.Args...); err != nil {
+	if err := exec(ctx, tx, `DELETE FROM "_SCHEMA" WHERE "className" = `+b.Param(class), b.Args...); err != nil {
 		return fmt.Errorf("delete class %s: %w", class, err)
 	}
 	return nil
