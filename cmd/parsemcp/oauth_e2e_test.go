@@ -28,8 +28,10 @@ type authServer struct{ issuer string }
 // person is one client of the authorization server: its tokens carry claims.
 type person struct {
 	Secret string         `json:"secret"`
-	Scope  string         `json:"scope"`
+	Scope  string         `json:"scope,omitempty"`
 	Claims map[string]any `json:"claims"`
+	Format string         `json:"format,omitempty"` // of its access tokens: jwt (default) or opaque
+	TTL    int            `json:"ttl,omitempty"`    // of its access tokens, in seconds (default 600)
 }
 
 func startAuthServer(t *testing.T, node, dir string, people map[string]person) *authServer {
@@ -74,23 +76,36 @@ func startAuthServer(t *testing.T, node, dir string, people map[string]person) *
 // token gets an access token straight from the token endpoint.
 func (as *authServer) token(t *testing.T, client, secret, scope, resource string) string {
 	t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "scope": {scope}, "resource": {resource}}
-	req, _ := http.NewRequest("POST", as.issuer+"/token", strings.NewReader(form.Encode()))
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	as.post(t, "/token", client, secret, url.Values{"grant_type": {"client_credentials"}, "scope": {scope}, "resource": {resource}}, &body)
+	if body.AccessToken == "" {
+		t.Fatal("token endpoint: no access token")
+	}
+	return body.AccessToken
+}
+
+// post sends a form to the authorization server as the client id/secret
+// (HTTP Basic) and decodes its JSON answer into out (nil: discard).
+func (as *authServer) post(t *testing.T, path, id, secret string, form url.Values, out any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", as.issuer+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(client, secret)
+	req.SetBasicAuth(id, secret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var body struct {
-		AccessToken string `json:"access_token"`
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %s", path, resp.Status)
 	}
-	json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != 200 || body.AccessToken == "" {
-		t.Fatalf("token endpoint: %s", resp.Status)
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
 	}
-	return body.AccessToken
 }
 
 const oauthTestPolicy = `
@@ -108,22 +123,12 @@ oauth:
     parse:read: readonly
 `
 
-// The TypeScript SDK client signs in at a real authorization server and
-// calls tools as two different people, who see different rows, against a
-// serve configured by a config file alone; tokens that map to nobody, or
-// are for another resource, from another issuer, unsigned or tampered
-// with, are refused.
-func TestOAuthSignIn(t *testing.T) {
-	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/oauth")
-	people := map[string]person{
-		"alice-app":   {Secret: "alice-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "alice", "groups": []string{"staff"}}},
-		"bob-app":     {Secret: "bob-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "bob", "groups": []string{"staff"}}},
-		"visitor-app": {Secret: "visitor-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "alice", "groups": []string{"visitors"}}},
-		"mallory-app": {Secret: "mallory-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "mallory", "groups": []string{"staff"}}},
-	}
-	as := startAuthServer(t, node, dir, people)
-	other := startAuthServer(t, node, dir, people) // another issuer, other keys
-
+// oauthServe starts serve as a resource server of as, configured by a
+// config file alone (plus extra lines, and env): the fixture database, the
+// OAuth test policy, JSON logs. It returns the server, its resource URI and
+// its origin.
+func oauthServe(t *testing.T, as *authServer, extra string, env []string) (*server, string, string) {
+	t.Helper()
 	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
@@ -141,13 +146,67 @@ oauth-issuer: %s
 oauth-resource: %s
 oauth-scopes: [parse:read]
 log-format: json
-`, fixtureDB(t), port, pol, as.issuer, resource)), 0o600)
-	col := newCollector(t)
-	s := startServe(t, col.env(), "--config", cfg)
+`, fixtureDB(t), port, pol, as.issuer, resource)+extra), 0o600)
+	s := startServe(t, env, "--config", cfg)
 	if s.url != resource {
 		t.Fatalf("serving %s, want %s", s.url, resource)
 	}
+	return s, resource, base
+}
 
+// sdkClient runs the TypeScript SDK client (interop/oauth/client.mjs) as
+// the person of client id and returns its report.
+func sdkClient(t *testing.T, node, dir, resource, id string, p person, issuer string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "client.mjs", resource, id, p.Secret, p.Scope, issuer)
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	var r map[string]any
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%s: %v: %s", id, err, out)
+	}
+	return r
+}
+
+// initializeWith sends an initialize request with the bearer token tok.
+func initializeWith(t *testing.T, resource, tok string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", resource, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// The TypeScript SDK client signs in at a real authorization server and
+// calls tools as two different people, who see different rows, against a
+// serve configured by a config file alone; tokens that map to nobody, or
+// are for another resource, from another issuer, unsigned or tampered
+// with, are refused.
+func TestOAuthSignIn(t *testing.T) {
+	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/oauth")
+	people := map[string]person{
+		"alice-app":   {Secret: "alice-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "alice", "groups": []string{"staff"}}},
+		"bob-app":     {Secret: "bob-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "bob", "groups": []string{"staff"}}},
+		"visitor-app": {Secret: "visitor-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "alice", "groups": []string{"visitors"}}},
+		"mallory-app": {Secret: "mallory-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "mallory", "groups": []string{"staff"}}},
+	}
+	as := startAuthServer(t, node, dir, people)
+	other := startAuthServer(t, node, dir, people) // another issuer, other keys
+
+	col := newCollector(t)
+	s, resource, base := oauthServe(t, as, "", col.env())
 	// No token: 401 pointing to the metadata, which names the issuer.
 	resp, err := http.Post(resource, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
@@ -171,22 +230,7 @@ log-format: json
 		t.Fatalf("metadata: %+v", meta)
 	}
 
-	client := func(id string) map[string]any {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "client.mjs", resource, id, people[id].Secret, people[id].Scope, as.issuer)
-		cmd.Dir = dir
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s: %v", id, err)
-		}
-		var r map[string]any
-		if err := json.Unmarshal(out, &r); err != nil {
-			t.Fatalf("%s: %v: %s", id, err, out)
-		}
-		return r
-	}
+	client := func(id string) map[string]any { return sdkClient(t, node, dir, resource, id, people[id], as.issuer) }
 	alice, bob := client("alice-app"), client("bob-app")
 	if alice["error"] != nil || fmt.Sprint(alice["projects"]) != "[Apollo]" || alice["count"] != 1.0 {
 		t.Errorf("alice sees %v", alice)
@@ -215,18 +259,7 @@ log-format: json
 		"unsigned":       unsigned,
 		"opaque":         "not-a-jwt",
 	}
-	call := func(tok string) *http.Response {
-		req, _ := http.NewRequest("POST", resource, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp
-	}
+	call := func(tok string) *http.Response { return initializeWith(t, resource, tok) }
 	if resp := call(good); resp.StatusCode != 200 {
 		t.Fatalf("a good token: %s\n%s", resp.Status, s.stderr)
 	}

@@ -1,10 +1,14 @@
 // A real OAuth 2.1 authorization server for the tests (npm oidc-provider):
-// it issues JWT access tokens, bound to the resource the client asks for
-// (RFC 8707), by the client-credentials grant. Each client stands for one
+// it issues access tokens, bound to the resource the client asks for
+// (RFC 8707), by the client-credentials grant: JWTs, or opaque tokens that
+// a resource server checks at its introspection endpoint (RFC 7662,
+// /token/introspection; any client here may introspect) and that can be
+// revoked (RFC 7009, /token/revocation). Each client stands for one
 // person: its tokens carry that person's claims.
 //
 // usage: node as.mjs PEOPLE_JSON
-//   PEOPLE_JSON: {"<client_id>": {"secret": "...", "scope": "...", "claims": {...}}, ...}
+//   PEOPLE_JSON: {"<client_id>": {"secret": "...", "scope": "...", "claims": {...},
+//                 "format": "jwt"|"opaque", "ttl": seconds}, ...}
 // It prints one JSON line {"issuer": "http://127.0.0.1:PORT"} once it listens.
 import http from 'node:http';
 import crypto from 'node:crypto';
@@ -37,17 +41,22 @@ server.listen(0, '127.0.0.1', () => {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => undefined,
         useGrantedResource: () => true,
-        getResourceServerInfo: (ctx, resource) => ({
-          scope: 'parse:read parse:write',
-          audience: resource,
-          accessTokenTTL: 600,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'ES256' } },
-        }),
+        getResourceServerInfo: (ctx, resource, client) => {
+          const p = people[client.clientId] ?? {};
+          const info = {
+            scope: 'parse:read parse:write',
+            audience: resource,
+            accessTokenTTL: p.ttl ?? 600,
+            accessTokenFormat: p.format ?? 'jwt',
+          };
+          if (info.accessTokenFormat === 'jwt') info.jwt = { sign: { alg: 'ES256' } };
+          return info;
+        },
       },
     },
     extraTokenClaims: (ctx, token) => people[token.clientId]?.claims ?? {},

@@ -18,7 +18,9 @@ try {
   report.projects = text(await client.callTool({ name: 'query_class', arguments: { class_name: 'Project', keys: 'name', order: 'name' } }))
     .results.map((p) => p.name);
   report.count = text(await client.callTool({ name: 'count_objects', arguments: { class_name: 'Project' } })).count;
-  report.tokenAudience = JSON.parse(Buffer.from(authProvider.tokens().access_token.split('.')[1], 'base64url').toString()).aud;
+  const parts = authProvider.tokens().access_token.split('.');
+  report.tokenFormat = parts.length === 3 ? 'jwt' : 'opaque';
+  if (parts.length === 3) report.tokenAudience = JSON.parse(Buffer.from(parts[1], 'base64url').toString()).aud;
   await client.close();
 } catch (e) {
   report.error = String(e?.message ?? e);
