@@ -192,8 +192,8 @@ func initializeWith(t *testing.T, resource, tok string) *http.Response {
 // The TypeScript SDK client signs in at a real authorization server and
 // calls tools as two different people, who see different rows, against a
 // serve configured by a config file alone; tokens that map to nobody, or
-// are for another resource, from another issuer, unsigned or tampered
-// with, are refused.
+// have expired, are for another resource, from another issuer, unsigned or
+// tampered with, are refused.
 func TestOAuthSignIn(t *testing.T) {
 	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/oauth")
 	people := map[string]person{
@@ -201,12 +201,13 @@ func TestOAuthSignIn(t *testing.T) {
 		"bob-app":     {Secret: "bob-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "bob", "groups": []string{"staff"}}},
 		"visitor-app": {Secret: "visitor-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "alice", "groups": []string{"visitors"}}},
 		"mallory-app": {Secret: "mallory-secret", Scope: "parse:read", Claims: map[string]any{"preferred_username": "mallory", "groups": []string{"staff"}}},
+		"brief-app":   {Secret: "brief-secret", Scope: "parse:read", TTL: 1, Claims: map[string]any{"preferred_username": "alice", "groups": []string{"staff"}}},
 	}
 	as := startAuthServer(t, node, dir, people)
 	other := startAuthServer(t, node, dir, people) // another issuer, other keys
 
 	col := newCollector(t)
-	s, resource, base := oauthServe(t, as, "", col.env())
+	s, resource, base := oauthServe(t, as, "oauth-clock-skew: 1s\n", col.env())
 	// No token: 401 pointing to the metadata, which names the issuer.
 	resp, err := http.Post(resource, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
@@ -252,7 +253,19 @@ func TestOAuthSignIn(t *testing.T) {
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(payload), `"alice"`, `"bob"`, 1))) + "." + parts[2]
 	unsigned := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + parts[1] + "."
+	// A one-second token is used once its expiry and the one-second skew
+	// have passed on the clock the server reads too.
+	expired := as.token(t, "brief-app", "brief-secret", "parse:read", resource)
+	var claims struct {
+		Exp int64 `json:"exp"`
+	}
+	payload, _ = base64.RawURLEncoding.DecodeString(strings.Split(expired, ".")[1])
+	if err := json.Unmarshal(payload, &claims); err != nil || claims.Exp == 0 {
+		t.Fatalf("the short token has no exp: %s", payload)
+	}
+	time.Sleep(time.Until(time.Unix(claims.Exp, 0).Add(2 * time.Second)))
 	refused := map[string]string{
+		"expired":        expired,
 		"wrong audience": as.token(t, "alice-app", "alice-secret", "parse:read", "http://127.0.0.1:1/mcp"),
 		"wrong issuer":   other.token(t, "alice-app", "alice-secret", "parse:read", resource),
 		"tampered":       tampered,
