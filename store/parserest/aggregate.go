@@ -25,6 +25,9 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if p.Raw == nil && len(p.Stages) > 0 {
 		return nil, fmt.Errorf("%w: a pipeline built without its stages' text", store.ErrUnsupported)
 	}
+	if name := pgUnsupportedStage(p); name != "" {
+		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	}
 	if !readACL.IsSet() {
 		return []map[string]any{}, nil // an undecided filter admits no row
 	}
@@ -72,4 +75,20 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		resp.Results = []map[string]any{}
 	}
 	return resp.Results, nil
+}
+
+// pgUnsupportedStage names the first stage of p that Parse Server's
+// PostgreSQL adapter does not translate ("" for none): it runs $match,
+// $group, $sort, $limit, $skip, $project, $unwind, $count and $lookup
+// (as far as they go), and answers an empty result or an error for the
+// stages below, so they are refused before the call.
+func pgUnsupportedStage(p *query.Pipeline) string {
+	for _, st := range p.Stages {
+		switch st.(type) {
+		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
+			*query.UnionWithStage, *query.GraphLookupStage:
+			return st.Name()
+		}
+	}
+	return ""
 }
