@@ -19,14 +19,14 @@ import (
 // class, and sub-queries inside a $match, for a caller without the master
 // key or with row filters.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
+	if name := pgUnsupportedStage(p); name != "" {
+		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	}
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
 	if p.Raw == nil && len(p.Stages) > 0 {
 		return nil, fmt.Errorf("%w: a pipeline built without its stages' text", store.ErrUnsupported)
-	}
-	if name := pgUnsupportedStage(p); name != "" {
-		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
 	}
 	if !readACL.IsSet() {
 		return []map[string]any{}, nil // an undecided filter admits no row
@@ -78,10 +78,10 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 }
 
 // pgUnsupportedStage names the first stage of p that Parse Server's
-// PostgreSQL adapter does not translate ("" for none): it runs $match,
-// $group, $sort, $limit, $skip, $project, $unwind, $count and $lookup
-// (as far as they go), and answers an empty result or an error for the
-// stages below, so they are refused before the call.
+// PostgreSQL adapter does not translate into SQL ("" for none). Those
+// stages are refused before any request rather than passed on: the
+// adapter has no translation for them, so what came back would not be
+// what the pipeline means.
 func pgUnsupportedStage(p *query.Pipeline) string {
 	for _, st := range p.Stages {
 		switch st.(type) {
