@@ -3,6 +3,8 @@ package parserest_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -13,9 +15,19 @@ import (
 
 // TestAggregateStagesPGLacks: the stages Parse Server's PostgreSQL adapter
 // does not run are refused before any request, with store.ErrUnsupported
-// naming the stage, wherever they are in the pipeline.
+// naming the stage. Passing them on would be wrong: Parse Server 9 on
+// PostgreSQL ignores them and answers the class's rows (checked first).
 func TestAggregateStagesPGLacks(t *testing.T) {
 	srv := startServer(t)
+	for _, n := range []float64{1, 2} {
+		if code, body := srv.Request(http.MethodPost, "/classes/Thing", map[string]any{"n": n}, "", true); code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, body)
+		}
+	}
+	code, res := srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$facet":{"a":[{"$count":"c"}]}}]`), nil, "", true)
+	if rows, _ := res["results"].([]any); code != http.StatusOK || len(rows) != 2 {
+		t.Fatalf("Parse Server's answer to $facet changed (it ignored the stage): %d %v", code, res)
+	}
 	st := openStore(t, srv)
 	sch := parse.NewSchema("Thing")
 	sch.Fields["n"] = parse.Field{Type: parse.TypeNumber}
