@@ -313,16 +313,16 @@ func (c *pcompiler) bucketAuto(s *BucketAutoStage, prev string, in []Field) stri
 			" = (CASE WHEN b.s + " + size + " - 1 < " + last + " THEN b.s + " + size + " - 1 ELSE " + last + " END)" +
 			" WHERE b.i + 1 < " + n + " AND a._end < a._n"
 	})
-	bounds := c.cte("SELECT b.i, b.s, COALESCE((SELECT b2.s FROM " + starts + " AS b2 WHERE b2.i = b.i + 1), " +
-		"(SELECT max(a._n) - 1 FROM " + rows + " AS a)) AS e, (SELECT b2.s FROM " + starts + " AS b2 WHERE b2.i = b.i + 1) AS nx FROM " + starts + " AS b")
 	at := func(pos string) string {
-		return "(SELECT a._v FROM " + rows + " AS a WHERE a." + c.d.Ident(ordCol) + " = " + pos + ")"
+		return "(SELECT a._v FROM " + rows + " AS a WHERE " + ord + " = " + pos + ")"
 	}
+	next := "(SELECT b2.s FROM " + starts + " AS b2 WHERE b2.i = b.i + 1)"
+	// Per bucket: its first position, the next bucket's (NULL for the
+	// last), and its bounds' values.
+	bounds := c.cte("SELECT b.s, " + next + " AS nx, " + at("b.s") + " AS lo, " +
+		at("COALESCE("+next+", (SELECT max(a._n) - 1 FROM "+rows+" AS a))") + " AS hi FROM " + starts + " AS b")
 	sel = c.passthrough(in)
-	sel = append(sel,
-		c.as(at("k.s"), bucketMin),
-		c.as(at("k.e"), bucketMax),
-		c.col("p", ordCol))
+	sel = append(sel, c.as("k.lo", bucketMin), c.as("k.hi", bucketMax), c.col("p", ordCol))
 	tagged := c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + rows + " AS p JOIN " + bounds + " AS k ON p." + c.d.Ident(ordCol) +
 		" >= k.s AND (k.nx IS NULL OR p." + c.d.Ident(ordCol) + " < k.nx)")
 	return c.group(s.Group, tagged)
