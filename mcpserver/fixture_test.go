@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,6 +75,10 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[strin
 	var out map[string]any
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		t.Fatalf("%s: content is not JSON: %v\n%s", name, err, text)
+	}
+	// structuredContent, when sent, is the text's JSON (encoded once).
+	if res.StructuredContent != nil && !reflect.DeepEqual(res.StructuredContent, any(out)) {
+		t.Fatalf("%s: structuredContent differs from the text:\n%v\n%s", name, res.StructuredContent, text)
 	}
 	return out, res.IsError
 }

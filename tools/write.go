@@ -32,6 +32,7 @@ func writeTools() []*Tool {
 	return []*Tool{
 		{
 			Name:        "create_object",
+			Title:       "Create an object",
 			Category:    CategoryMutation,
 			Description: `Create one object of a class. object maps field names to values in Parse REST JSON (Dates as {"__type":"Date","iso":"…"}, Pointers as {"__type":"Pointer","className":"…","objectId":"…"}); objectId, createdAt and updatedAt are assigned by the server. Pass dry_run:true to validate without writing. Prefer a declared method (call_method) when the class has one.`,
 			Permission:  agent.Write,
@@ -46,6 +47,7 @@ func writeTools() []*Tool {
 		},
 		{
 			Name:        "update_object",
+			Title:       "Update an object",
 			Category:    CategoryMutation,
 			Description: `Set fields of one object. object maps the fields to change to their new values (REST JSON); null or {"__op":"Delete"} unsets a field. Only objects this agent can read and write are found. Pass dry_run:true to see the current and the new values without writing.`,
 			Permission:  agent.Write,
@@ -62,6 +64,7 @@ func writeTools() []*Tool {
 		},
 		{
 			Name:        "delete_object",
+			Title:       "Delete an object",
 			Category:    CategoryMutation,
 			Description: "Delete one object by objectId. Only objects this agent can read and write are found. Pass dry_run:true to see the object that would be deleted.",
 			Permission:  agent.Write,
@@ -75,6 +78,7 @@ func writeTools() []*Tool {
 		},
 		{
 			Name:        "create_class",
+			Title:       "Create a class",
 			Category:    CategoryMutation,
 			Description: `Create a class (master key only). fields maps each field name to {"type": String|Number|Boolean|Date|Object|Array|Pointer|Relation|File|GeoPoint|Polygon|Bytes, "targetClass": for Pointer and Relation, "required": bool}; objectId, createdAt, updatedAt and ACL are added. class_level_permissions takes Parse's CLP JSON. Pass dry_run:true to validate without creating.`,
 			Permission:  agent.Admin,
@@ -103,6 +107,7 @@ func writeTools() []*Tool {
 		},
 		{
 			Name:        "delete_class",
+			Title:       "Delete a class",
 			Category:    CategoryMutation,
 			Description: "Delete an empty class (master key only); a class holding objects is refused. Pass dry_run:true to check without deleting.",
 			Permission:  agent.Admin,
