@@ -1,10 +1,14 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -207,4 +211,58 @@ func decodeText(t *testing.T, res *mcp.CallToolResult) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// The official TypeScript SDK client, which validates structuredContent
+// against the outputSchema it read from tools/list and refuses a result
+// that lacks it, accepts every read tool's result over Streamable HTTP.
+func TestTypeScriptStructuredContent(t *testing.T) {
+	node, dir := tsClient(t)
+	srv := newServer(t, fixtureStore(t), agent.Readonly, master)
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(*http.Request) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+	type toolCall struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	var calls []toolCall
+	for _, c := range structuredCalls {
+		calls = append(calls, toolCall{c.tool, c.args})
+	}
+	arg, _ := json.Marshal(calls)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "structured.mjs", url, string(arg))
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node client: %v\n%s", err, stderr.String())
+	}
+	var report struct {
+		ProtocolVersion string
+		Tools           []struct{ Name, Title, OutputType string }
+		Calls           []struct {
+			Tool                            string
+			IsError, Structured, SameAsText bool
+			Refused                         string
+		}
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	t.Logf("TypeScript client at protocol %s", report.ProtocolVersion)
+	for _, tl := range report.Tools {
+		if tl.Title == "" || tl.OutputType != "object" {
+			t.Errorf("%s as the TS client reads it: title %q, outputSchema type %q", tl.Name, tl.Title, tl.OutputType)
+		}
+	}
+	if len(report.Calls) != len(structuredCalls) {
+		t.Fatalf("%d calls reported, want %d", len(report.Calls), len(structuredCalls))
+	}
+	for _, c := range report.Calls {
+		if c.Refused != "" || c.IsError || !c.Structured || !c.SameAsText {
+			t.Errorf("%s: %+v", c.Tool, c)
+		}
+	}
 }
