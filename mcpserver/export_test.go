@@ -541,7 +541,12 @@ func TestExportBadInput(t *testing.T) {
 // columns (or the columns asked for), pages continue through next_call,
 // and the pipeline is governed as aggregate runs it.
 func TestExportPipeline(t *testing.T) {
-	st := fixtureStore(t)
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) { exportPipeline(t, b.store(t)) })
+	}
+}
+
+func exportPipeline(t *testing.T, st store.Store) {
 	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
 	pipeline := []any{
 		map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}},

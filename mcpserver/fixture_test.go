@@ -11,13 +11,37 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/postgres"
 )
 
 func fixtureStore(t *testing.T) store.Store {
 	return fixture.Store(t, filepath.Join(t.TempDir(), "fixture.sqlite"))
 }
+
+// pgFixtureStore is the fixture in a fresh PostgreSQL schema (the test
+// skips without PostgreSQL, except in CI).
+func pgFixtureStore(t *testing.T) store.Store { return pgFixture(t) }
+
+func pgFixture(t *testing.T) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Create(context.Background(), pgtest.Schema(t, "fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fixture.Populate(t, st)
+	return st
+}
+
+// sqlBackends are the fixture on each SQL store, for the tests that hold
+// on both.
+var sqlBackends = []struct {
+	name  string
+	store func(*testing.T) store.Store
+}{{"sqlite", fixtureStore}, {"postgres", pgFixtureStore}}
 
 const (
 	alice = fixture.Alice
