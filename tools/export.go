@@ -55,7 +55,7 @@ func exportTools() []*Tool {
 			"format":   enumSchema("", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
 			"limit":    intSchema("", 1, MaxExportLimit, DefaultExportLimit),
 			"skip":     skipSchema,
-			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "export an aggregate pipeline's rows"},
+			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "see aggregate"},
 		}),
 		Handler: exportData,
 	}}

@@ -37,7 +37,7 @@ func governanceTools() []*Tool {
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[wouldPermitArgs](map[string]*jsonschema.Schema{
-				"arguments": {Type: "object", Description: "The arguments the call would have, e.g. {\"class_name\":\"Ticket\"}."},
+				"arguments": {Type: "object", Description: "The arguments the call would have.", Examples: []any{map[string]any{"class_name": "Ticket"}}},
 			}),
 			Handler: wouldPermit,
 		},

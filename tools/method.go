@@ -26,7 +26,7 @@ func methodTools() []*Tool {
 		Destructive: true, // some declared methods are
 		Timeout:     30 * time.Second,
 		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
-			"arguments": {Type: "object", Description: "per the method's parameters"},
+			"arguments": {Type: "object", Description: "see get_schema"},
 			"dry_run":   {Type: "boolean"},
 		}),
 		Handler: callMethod,

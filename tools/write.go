@@ -28,7 +28,9 @@ import (
 
 func writeTools() []*Tool {
 	dry := &jsonschema.Schema{Type: "boolean", Description: "Preview only: validate and show what would change; nothing is written."}
-	obj := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "object", Description: desc} }
+	obj := func(desc string, example map[string]any) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "object", Description: desc, Examples: []any{example}}
+	}
 	return []*Tool{
 		{
 			Name:        "create_object",
@@ -40,7 +42,7 @@ func writeTools() []*Tool {
 			Op:          parse.OpCreate,
 			Timeout:     15 * time.Second,
 			Input: schemaFor[createObjectArgs](map[string]*jsonschema.Schema{
-				"object":  obj("Field values of the new object (REST JSON). ACL may be set."),
+				"object":  obj("Field values of the new object (REST JSON). ACL may be set.", map[string]any{"title": "Check the valves", "priority": 2, "project": map[string]any{"__type": "Pointer", "className": "Project", "objectId": "pApollo001"}}),
 				"dry_run": dry,
 			}),
 			Handler: createObject,
@@ -57,7 +59,7 @@ func writeTools() []*Tool {
 			Idempotent:  true,
 			Timeout:     15 * time.Second,
 			Input: schemaFor[updateObjectArgs](map[string]*jsonschema.Schema{
-				"object":  obj("The fields to change and their new values (REST JSON)."),
+				"object":  obj("The fields to change and their new values (REST JSON).", map[string]any{"status": "closed", "priority": 1}),
 				"dry_run": dry,
 			}),
 			Handler: updateObject,
@@ -89,6 +91,8 @@ func writeTools() []*Tool {
 				"fields": {
 					Type:        "object",
 					Description: "Field name → field definition.",
+					Examples: []any{map[string]any{"title": map[string]any{"type": "String", "required": true},
+						"project": map[string]any{"type": "Pointer", "targetClass": "Project"}}},
 					AdditionalProperties: &jsonschema.Schema{
 						Type: "object",
 						Properties: map[string]*jsonschema.Schema{
@@ -100,7 +104,7 @@ func writeTools() []*Tool {
 						AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 					},
 				},
-				"class_level_permissions": obj(`Parse class-level permissions, e.g. {"find":{"*":true},"create":{"role:Admin":true},"protectedFields":{"*":["secret"]}}; omitted operations stay public.`),
+				"class_level_permissions": obj("Parse class-level permissions; omitted operations stay public.", map[string]any{"find": map[string]any{"*": true}, "create": map[string]any{"role:Admin": true}, "protectedFields": map[string]any{"*": []any{"secret"}}}),
 				"dry_run":                 dry,
 			}),
 			Handler: createClass,
