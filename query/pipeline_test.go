@@ -496,6 +496,22 @@ var pipelineSeedOutcomes = map[string]seedOutcome{
 		all: `[{"o":{"__type":"Pointer","className":"_User","objectId":"u1"},"objectId":"i1"}]`, public: `[{"o":{"__type":"Pointer","className":"_User","objectId":"u1"},"objectId":"i1"}]`},
 	`[{"$lookup": {"from": "Team", "localField": "team", "foreignField": "objectId", "as": "team"}}, {"$unwind": "$team"}, {"$group": {"_id": "$team.name", "leads": {"$addToSet": "$team.lead"}}}]`: {
 		all: `[{"leads":["u1"],"objectId":"core"}]`, public: `[{"leads":["u1"],"objectId":"core"}]`},
+	`[{"$facet": {"a": [{"$sortByCount": "$team"}], "b": [{"$match": {"score": {"$gt": 1}}}, {"$count": "n"}]}}, {"$unwind": "$a"}, {"$replaceRoot": {"newRoot": "$a"}}]`: {
+		all: `[{"count":2,"objectId":null},{"count":1,"objectId":"m1"}]`, public: `[{"count":1,"objectId":null},{"count":1,"objectId":"m1"}]`},
+	// i3 has no score: the default bucket; $push skips its missing name.
+	`[{"$bucket": {"groupBy": "$score", "boundaries": [0, 10, 100], "default": "other", "output": {"n": {"$sum": 1}, "names": {"$push": "$name"}}}}]`: {
+		all: `[{"n":2,"names":["a","b"],"objectId":0},{"n":1,"names":[],"objectId":"other"}]`, public: `[{"n":1,"names":["a"],"objectId":0},{"n":1,"names":[],"objectId":"other"}]`},
+	// Three values (null < "a" < "b") in three buckets; a bucket's max is
+	// the next one's min, the last one's its own largest value.
+	`[{"$bucketAuto": {"groupBy": "$name", "buckets": 3, "output": {"lo": {"$min": "$score"}}}}, {"$sort": {"lo": -1}}]`: {ordered: true,
+		all:    `[{"lo":2.5,"objectId":{"max":"b","min":"b"}},{"lo":1,"objectId":{"max":"b","min":"a"}},{"objectId":{"max":"a","min":null}}]`,
+		public: `[{"lo":1,"objectId":{"max":"a","min":"a"}},{"objectId":{"max":"a","min":null}}]`},
+	`[{"$project": {"name": 1}}, {"$unionWith": {"coll": "Team", "pipeline": [{"$project": {"name": 1}}]}}, {"$sort": {"name": 1}}]`: {ordered: true,
+		all:    `[{"objectId":"i3"},{"name":"a","objectId":"i1"},{"name":"b","objectId":"i2"},{"name":"core","objectId":"m1"}]`,
+		public: `[{"objectId":"i3"},{"name":"a","objectId":"i1"},{"name":"core","objectId":"m1"}]`},
+	`[{"$graphLookup": {"from": "_User", "startWith": "$owner", "connectFromField": "_id", "connectToField": "_id", "as": "u", "maxDepth": 2, "depthField": "d"}}, {"$unwind": "$u"}, {"$replaceWith": "$u"}]`: {
+		all: `[{"d":0,"objectId":"u1","username":"ann"}]`, public: `[{"d":0,"objectId":"u1","username":"ann"}]`},
+	`[{"$replaceWith": {"n": "$name", "y": {"$year": "$when"}}}, {"$match": {"y": {"$gte": 2024}}}]`: {all: `[{"n":"a","y":2024}]`, public: `[{"n":"a","y":2024}]`},
 }
 
 // Every seed answers what pipelineSeedOutcomes says, on SQLite, without
