@@ -24,6 +24,9 @@ var ErrRestrictedAggregate = fmt.Errorf("%w: aggregation through Parse Server ru
 // $match on the caller's ACL or the scope's rules would let rows through.
 // It fails closed: such a call is ErrUnsupported.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
+	if name := pgUnsupportedStage(p); name != "" {
+		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	}
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
@@ -54,4 +57,20 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		resp.Results = []map[string]any{}
 	}
 	return resp.Results, nil
+}
+
+// pgUnsupportedStage names the first stage of p that Parse Server's
+// PostgreSQL adapter does not translate into SQL ("" for none). Those
+// stages are refused before any request rather than passed on: the
+// adapter has no translation for them, so what came back would not be
+// what the pipeline means.
+func pgUnsupportedStage(p *query.Pipeline) string {
+	for _, st := range p.Stages {
+		switch st.(type) {
+		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
+			*query.UnionWithStage, *query.GraphLookupStage:
+			return st.Name()
+		}
+	}
+	return ""
 }
