@@ -14,7 +14,7 @@ import (
 // PostgreSQL, reached through REST, differs in the ways below (each is
 // Parse Server's own behaviour, checked by running it; docs/PARSE_SERVER.md).
 const (
-	clpRoundTrip = "Parse Server stores a left-out CLP operation as {} and drops empty protectedFields lists: an explicit {} and a left-out operation read back alike (both master key only; we read both as left out), and \"role:Admin\": [] is gone"
+	clpRoundTrip = "Parse Server stores a left-out CLP operation as {}: an explicit {} and a left-out operation read back alike (both master key only; we read both as left out)"
 	fakeUsers    = "the fixture's identities (user ids with no _User row, roles without a user, entry lists without \"*\") do not exist in Parse Server, which acts only as real users' sessions"
 	pgWhere      = "Parse Server on PostgreSQL evaluates these constraints differently or not at all ($nin and $ne leave out rows where the field is unset, dotted paths into Object fields, whole-array equality, $nor, $regex \"\" and Date $ne/$in answer 119 or an internal error)"
 	pgOrder      = "Parse Server on PostgreSQL sorts unset values last ascending (the suite expects MongoDB's first)"
