@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,6 +118,10 @@ type liveGroup struct {
 	uri     string
 	vis     *agent.Visibility
 	agent   *agent.Agent // for the database fallback of vis (ReachesID)
+	// unwatch ends the group's own subscription to the store's changes,
+	// on a store whose feed is filtered per credential (nil otherwise);
+	// guarded by live.mu.
+	unwatch func()
 	// sessions maps each member to what holds its subscription: nil for
 	// resources/subscribe alone, else the holders (resources/subscribe,
 	// and the listens by id); each holder is notified.
@@ -225,7 +231,9 @@ func newLive(s *Server, o *LiveOptions) *live {
 	go l.janitor()
 	l.debounce = subscribe.NewDebouncer(o.Debounce, l.fire, subscribe.DebounceClock(o.Clock)) // ≤ 0: the default window
 	l.stops = append(l.stops, l.notifier.Listen(l.receive))
-	if feed, ok := s.store.(store.Feed); ok {
+	if feed, ok := s.store.(store.Feed); ok && !agent.FollowsPerCredential(s.store) {
+		// A store whose feed is filtered per credential is watched per
+		// group instead, with the group's own credential (subscribe).
 		l.stops = append(l.stops, feed.Watch(l.publish))
 	}
 	return l
@@ -236,6 +244,14 @@ func (l *live) close() {
 		for _, stop := range l.stops {
 			stop()
 		}
+		l.mu.Lock()
+		for _, g := range l.groups {
+			if g.unwatch != nil {
+				g.unwatch()
+				g.unwatch = nil
+			}
+		}
+		l.mu.Unlock()
 		close(l.done)      // fire and the senders stop handing out work
 		l.debounce.Close() // no fire runs after this
 		// A sender blocked on a client that does not read is not waited
@@ -683,6 +699,42 @@ func (l *live) leave(g *liveGroup, ls *liveSession) {
 	}
 	delete(l.groups, g.key)
 	delete(l.groupIDs, g.id)
+	if g.unwatch != nil {
+		g.unwatch()
+		g.unwatch = nil
+	}
+}
+
+// receiveFor handles one change from the subscription of the group of key
+// (a store whose feed is filtered per credential): the store has decided
+// what the group's credential may read; the governed rules on top are
+// decided here, as for the store-wide feed.
+func (l *live) receiveFor(key string, c store.Change) {
+	l.mu.RLock()
+	g := l.groups[key]
+	l.mu.RUnlock()
+	if g == nil {
+		return
+	}
+	if c.Op == store.ChangeResync {
+		l.debounce.Trigger(g.id)
+		return
+	}
+	if l.debounce.Armed(g.id) {
+		return
+	}
+	w := &wireChange{Op: c.Op, Class: c.Class, ObjectID: c.ObjectID, Before: c.Before, After: c.After}
+	if g.vis.InMemory() {
+		if l.sees(g, w) {
+			l.debounce.Trigger(g.id)
+		}
+		return
+	}
+	go func() { // asks the database: not on the feed's goroutine
+		if l.sees(g, w) {
+			l.debounce.Trigger(g.id)
+		}
+	}()
 }
 
 // sessionKey names a session in the index: its Mcp-Session-Id, or for
@@ -752,23 +804,50 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 			return l.srv.internal(ctx, "resources/subscribe", err)
 		}
 	}
-	if fc, ok := l.srv.store.(store.FeedCoverage); ok {
-		// A feed that cannot follow the class would never notify: refuse.
-		if err := fc.Follows(ctx, class); err != nil {
-			return invalidParams("cannot subscribe to %s: %v", uri, err)
-		}
-	}
 	sid := sessionKey(req.Session)
 	key := uri + "\x00" + vis.Key()
 	if !vis.InMemory() {
 		// Decided by the database with this subscriber's own agent.
 		key += "\x00" + sid
 	}
+	var unwatch func() // the new group's own subscription, if it needs one
+	if agent.FollowsPerCredential(l.srv.store) {
+		if tok := a.Identity.Session.Reveal(); tok != "" {
+			// One subscription per credential: the caller's own session.
+			sum := sha256.Sum256([]byte(tok))
+			key += "\x00" + hex.EncodeToString(sum[:8])
+		}
+		l.mu.RLock()
+		have := l.groups[key] != nil
+		l.mu.RUnlock()
+		if !have {
+			// The store's changes reach this group through a subscription
+			// with the subscriber's own credential; one the store cannot
+			// make (an identity it cannot act as, a class it does not
+			// follow) is refused rather than never notified.
+			if unwatch, err = agent.NewScope(a, l.srv.store).WatchClass(ctx, class, func(c store.Change) { l.receiveFor(key, c) }); err != nil {
+				return invalidParams("cannot subscribe to %s: %v", uri, err)
+			}
+		}
+	}
 	id := listenID(req.Params.Meta)
+	if unwatch != nil {
+		defer func() { // not taken by a new group
+			if unwatch != nil {
+				unwatch()
+			}
+		}()
+	}
 
 	// The index and the groups change together, under l.mu: a session's
 	// subscribe and unsubscribe may run concurrently.
 	l.mu.Lock()
+	if agent.FollowsPerCredential(l.srv.store) && l.groups[key] == nil && unwatch == nil {
+		// The group seen above left meanwhile, and its subscription with
+		// it: start again (and make one).
+		l.mu.Unlock()
+		return l.subscribe(ctx, req)
+	}
 	defer l.mu.Unlock()
 	if err := l.index.Subscribe(sid, uri); err != nil {
 		return invalidParams("%v", err)
@@ -781,7 +860,8 @@ func (l *live) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	g := l.groups[key]
 	if g == nil {
 		l.nextID++
-		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, uri: uri, vis: vis, agent: a, sessions: map[*liveSession]*holders{}}
+		g = &liveGroup{id: "g" + strconv.FormatUint(l.nextID, 36), key: key, uri: uri, vis: vis, agent: a, sessions: map[*liveSession]*holders{}, unwatch: unwatch}
+		unwatch = nil
 		l.groups[key] = g
 		l.groupIDs[g.id] = g
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -80,6 +81,10 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a person to approve a
 	// destructive change (default 300 s).
 	ApprovalTimeout time.Duration
+	// Clock measures the tools' time limits, the approval timeout and the
+	// age of a signed approval state (nil: the real clock; tests pass a
+	// fake one and advance it).
+	Clock clockwork.Clock
 	// DisableApproval runs destructive changes (delete_object,
 	// delete_class, destructive methods) without asking a person. Meant
 	// for unattended pipelines whose operator approved them in advance.
@@ -120,6 +125,8 @@ type Server struct {
 
 	// calls are the requests running, by session.
 	calls *calls
+	// outputs checks results against their tools' output schemas.
+	outputs outputChecks
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,7 +181,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts, timing{opts.Clock})}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,
@@ -268,14 +275,18 @@ func (s *Server) syncTools() {
 			ann.DestructiveHint = &destructive
 			ann.IdempotentHint = t.Idempotent
 		}
-		s.mcp.AddTool(&mcp.Tool{
+		mt := &mcp.Tool{
 			Name:        t.Name,
 			Title:       t.Title,
 			Description: t.Description,
 			InputSchema: encodedSchema(t.Input),
 			Meta:        mcp.Meta{"category": t.Category},
 			Annotations: ann,
-		}, s.toolHandler(t.Name))
+		}
+		if t.Output != nil {
+			mt.OutputSchema = encodedSchema(t.Output)
+		}
+		s.mcp.AddTool(mt, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
 }
@@ -375,11 +386,18 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				category, _ = p.Meta["category"].(string)
 			}
 			allowed := s.listable(agentFrom(ctx), category)
+			legacy := legacySession(req.GetSession())
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))
 			for _, t := range lr.Tools {
-				if allowed[t.Name] {
-					kept = append(kept, t)
+				if !allowed[t.Name] {
+					continue
 				}
+				if legacy && t.OutputSchema != nil { // its results carry no structuredContent
+					c := *t
+					c.OutputSchema = nil
+					t = &c
+				}
+				kept = append(kept, t)
 			}
 			out := *lr
 			out.Tools = kept

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // The change feed: stores that can tell which rows changed publish each
@@ -79,12 +80,21 @@ type FeedScoped interface {
 	FeedReach(ctx context.Context) (FeedReach, error)
 }
 
-// FeedCoverage is implemented by feeds that may not follow every class
-// (Parse LiveQuery refuses some): Follows returns nil once changes of
-// class reach the feed, or why they cannot, so a subscription that would
-// never be notified is refused instead.
-type FeedCoverage interface {
-	Follows(ctx context.Context, class string) error
+// CredentialFeed is implemented by stores whose backend filters change
+// events by each subscriber's own credential (Parse LiveQuery): a
+// subscriber's changes of a class come through a subscription made with
+// its credential, instead of through Feed, which reports every change
+// for the governed layer to filter.
+type CredentialFeed interface {
+	// WatchClass calls fn with the changes of class the identity of
+	// readACL may read (query.NoACLFilter: every change, with the master
+	// key), until cancel is called; a ChangeResync says changes may have
+	// been missed. It returns once the subscription is in place, or with
+	// why it cannot be: an identity the backend cannot subscribe as (the
+	// error wraps ErrPermissionDenied), a class it does not follow
+	// (ErrUnsupported), or a backend it cannot reach (ErrUnavailable). fn
+	// runs on the feed's goroutine and must not block for long.
+	WatchClass(ctx context.Context, class string, readACL query.ACLFilter, fn func(Change)) (cancel func(), err error)
 }
 
 // Hub delivers published changes to its watchers on one goroutine, in the

@@ -21,7 +21,7 @@ type Row struct {
 
 // PrepareCreate validates objs for class sch and assigns what is missing
 // (objectId, createdAt, updatedAt = createdAt). It does not change objs:
-// call WriteBack once the rows are committed. Errors wrap ErrInvalid and
+// a backend writes what was assigned back once the rows are committed. Errors wrap ErrInvalid and
 // name the object and field.
 func PrepareCreate(sch parse.Schema, objs []parse.Object, now time.Time) ([]Row, error) {
 	rows := make([]Row, 0, len(objs))
@@ -92,13 +92,4 @@ func PrepareCreate(sch parse.Schema, objs []parse.Object, now time.Time) ([]Row,
 		rows = append(rows, r)
 	}
 	return rows, nil
-}
-
-// WriteBack records in objs what PrepareCreate assigned, after commit.
-func WriteBack(rows []Row, objs []parse.Object) {
-	for i, r := range rows {
-		objs[i][parse.FieldObjectID] = r.ObjectID
-		objs[i][parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)
-		objs[i][parse.FieldUpdatedAt] = parse.FormatDate(r.UpdatedAt)
-	}
 }

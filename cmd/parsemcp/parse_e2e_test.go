@@ -138,6 +138,12 @@ func TestServeParseServer(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "no Parse Server equivalent") {
 		t.Fatalf("--as-role on a Parse Server store: exit %d: %s", code, stderr)
 	}
+	// So is a policy profile holding roles without a user (the demo
+	// policy's analyst).
+	_, stderr, code = run(t, env, "call", "count_objects", "--store", spec, "--policy", "demo", "--args", `{"class_name":"Ticket"}`)
+	if code == 0 || !strings.Contains(stderr, `policy profile "analyst"`) || !strings.Contains(stderr, "no Parse Server equivalent") {
+		t.Fatalf("--policy demo on a Parse Server store: exit %d: %s", code, stderr)
+	}
 	// Without the master key, acting as a user is refused at start-up too.
 	_, stderr, code = run(t, nil, "call", "count_objects", "--store", spec, "--as-user", demo.AdminUserID, "--args", `{"class_name":"Ticket"}`)
 	if code == 0 || !strings.Contains(stderr, "master key") {

@@ -41,6 +41,7 @@ func TestGovernanceAttacks(t *testing.T) {
 	}
 	t.Run("sqlite", func(t *testing.T) { runAll(t, sqliteEnv(t)) })
 	t.Run("postgres", func(t *testing.T) { runAll(t, postgresEnv(t)) })
+	t.Run("parserest", func(t *testing.T) { runAll(t, parserestEnv(t)) })
 }
 
 type m = map[string]any

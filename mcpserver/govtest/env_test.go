@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/parseserver"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/parserest"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 	"github.com/parsemcp/parsemcp/tools"
@@ -69,7 +71,16 @@ type env struct {
 	// vars are the placeholders (@NAME@) the cases' arguments use, with
 	// their values in this dataset.
 	vars map[string]string
+	// parse is the Parse Server behind the parserest backend (nil for
+	// the others).
+	parse *parseserver.Server
+	// differs lists the cases this backend refuses by design, by name.
+	differs map[string]difference
 }
+
+// difference is a case a backend cannot serve: the request must be
+// refused with code and a message containing msg, for the reason why.
+type difference struct{ code, msg, why string }
 
 func sqliteEnv(t *testing.T) *env {
 	st, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "govattack.sqlite"))
@@ -87,6 +98,111 @@ func postgresEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { st.Close() })
 	return newEnv(t, "postgres", st)
+}
+
+// parserestEnv is a Parse Server 9 (on PostgreSQL, LiveQuery on) reached
+// through store/parserest: the demo is loaded through its REST API, and
+// Parse Server enforces the ACLs and class-level permissions itself.
+func parserestEnv(t *testing.T) *env {
+	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, AcceptAuthData: []string{"google", "apple", "github"}})
+	st, err := parserest.Open(context.Background(), parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e := newEnv(t, "parserest", st)
+	e.parse = srv
+	e.actAsRoleUsers(t)
+	e.differs = parserestDiffers()
+	return e
+}
+
+// parserestDiffers are the cases Parse Server cannot serve: an aggregation
+// whose rows must be restricted to the agent's (store/parserest
+// Store.Aggregate: Parse Server's /aggregate runs with the master key over
+// every row and cannot be restricted reliably), refused rather than run
+// unrestricted.
+func parserestDiffers() map[string]difference {
+	agg := difference{"invalid_argument", "aggregation through Parse Server runs over every row with the master key",
+		"Parse Server's /aggregate takes only the master key and cannot restrict its rows to an agent's ACL, tenant or filters"}
+	out := map[string]difference{}
+	for _, name := range []string{
+		"acl/aggregate_group_status", "tenant/distinct_org",
+		"protected/lookup_rows", "protected/lookup_users", "tenant/lookup_self_join", "tenant/lookup_organization",
+		"tenant/lookup_cross_tenant_pointer", "filter/lookup_applies_filter",
+	} {
+		out[name] = agg
+	}
+	return out
+}
+
+// roleUsers are the users the parserest backend's role-only profiles act
+// as: Parse Server grants roles only to a user's session, so a profile
+// holding roles without a user has no REST equivalent (parsemcp refuses it
+// at start-up; TestRoleOnlyProfilesRefusedOnParseServer). Each planted
+// user holds exactly the profile's roles and appears in no row's ACL, so
+// it reads what the role-only profile reads on the SQL stores and every
+// expectation of the table stays the same.
+var roleUsers = []struct {
+	id, name string
+	roles    []string
+	// profiles names the profiles, as "policy/profile", and the identity
+	// line each has in its policy's text.
+	profiles map[string]string
+}{
+	{"UGovMgrOrg", "gov-manager-org", []string{"Manager", "org-acme"}, map[string]string{
+		"demo/analyst":  "    identity: {roles: [Manager, org-acme]}\n    tenant: OAAAAAAAAB\n    keys: [{key: demo-analyst}]",
+		"test/filtered": "  filtered:\n    identity: {roles: [Manager, org-acme]}",
+		"test/lead":     "  lead:\n    identity: {roles: [Manager, org-acme]}",
+	}},
+	{"UGovManage", "gov-manager", []string{"Manager"}, map[string]string{"test/manager": "  manager:\n    identity: {roles: [Manager]}"}},
+	{"UGovCycleA", "gov-cycle", []string{"CycleA"}, map[string]string{"test/cycle": "  cycle:\n    identity: {roles: [CycleA]}"}},
+	{"UGovAdmin0", "gov-admin", []string{"Admin"}, map[string]string{"test/roles-admin": "    permission: admin\n    identity: {roles: [Admin]}"}},
+	{"UGovOrgAcm", "gov-org-acme", []string{"org-acme"}, map[string]string{"test/no-product": "  no-product:\n    identity: {roles: [org-acme]}"}},
+}
+
+// actAsRoleUsers plants roleUsers and reloads both policies with their
+// role-only profiles acting as them.
+func (e *env) actAsRoleUsers(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	roleIDs := map[string]string{}
+	for _, r := range e.all(t, parse.ClassRole) {
+		roleIDs[r["name"].(string)] = r[parse.FieldObjectID].(string)
+	}
+	demoSrc, testSrc := string(policy.DemoSource()), testPolicy
+	for _, u := range roleUsers {
+		if err := e.st.Create(ctx, parse.ClassUser, []parse.Object{{parse.FieldObjectID: u.id, "username": u.name, "password": "pw-" + u.name}}); err != nil {
+			t.Fatalf("plant user %s: %v", u.name, err)
+		}
+		for _, role := range u.roles {
+			if roleIDs[role] == "" {
+				t.Fatalf("no role %s", role)
+			}
+			if err := e.st.AddRelation(ctx, parse.ClassRole, "users", roleIDs[role], []string{u.id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for prof, line := range u.profiles {
+			src := &testSrc
+			if strings.HasPrefix(prof, "demo/") {
+				src = &demoSrc
+			}
+			repl := strings.Replace(line, "{roles: ["+strings.Join(u.roles, ", ")+"]}", "{user: "+u.id+"}", 1)
+			if strings.Count(*src, line) != 1 || repl == line {
+				t.Fatalf("profile %s: its identity line %q is not in the policy once", prof, line)
+			}
+			*src = strings.Replace(*src, line, repl, 1)
+		}
+	}
+	var err error
+	if e.demoPol, err = policy.Parse([]byte(demoSrc), policy.Options{Name: "demo.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.demoPol.Validate(ctx, e.st); err != nil {
+		t.Fatal(err)
+	}
+	e.testPol = parsePolicy(t, e.st, testSrc)
 }
 
 func newEnv(t *testing.T, name string, st store.Store) *env {
@@ -446,7 +562,12 @@ func knownTools() []string {
 
 func loadTestPolicy(t *testing.T, st store.Store) *policy.Policy {
 	t.Helper()
-	pol, err := policy.Parse([]byte(testPolicy), policy.Options{Name: "test.yaml", KnownTools: knownTools()})
+	return parsePolicy(t, st, testPolicy)
+}
+
+func parsePolicy(t *testing.T, st store.Store, src string) *policy.Policy {
+	t.Helper()
+	pol, err := policy.Parse([]byte(src), policy.Options{Name: "test.yaml", KnownTools: knownTools()})
 	if err != nil {
 		t.Fatalf("test policy: %v", err)
 	}

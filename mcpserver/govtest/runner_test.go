@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -125,7 +126,10 @@ func (c *clients) server(pol string, gates agent.Gates, factory mcpserver.AgentF
 	// Index names shown, so the cases check that a protected field's
 	// index stays hidden even then.
 	cfg.ExposeExplain = true
-	srv, err := mcpserver.New(mcpserver.Options{Store: c.e.st, ToolConfig: &cfg, Agents: factory})
+	// The tools' time limits run on a clock that never moves: the table
+	// is about access, and a loaded -race run took a $lookup self-join
+	// past the 60 s aggregate limit.
+	srv, err := mcpserver.New(mcpserver.Options{Store: c.e.st, ToolConfig: &cfg, Agents: factory, Clock: clockwork.NewFakeClock()})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -251,6 +255,14 @@ func runCase(t *testing.T, c *clients, tc attack) {
 	}
 	req := target + " " + mustJSON(t, args) + " " + fmt.Sprint(tc.header)
 	checkNoLeak(t, secretsOf(tc), e.expand(req), out)
+	if d, ok := e.differs[tc.name]; ok {
+		// The backend cannot do what the case asks: it must refuse, with
+		// its own reason, and leak nothing; the rest of the case is moot.
+		if !isErr || out["error_code"] != d.code || !strings.Contains(fmt.Sprint(out["error"]), d.msg) {
+			t.Fatalf("on %s this case must be refused with %s %q (%s); got %s", e.name, d.code, d.msg, d.why, mustJSON(t, out))
+		}
+		t.Skipf("%s differs: %s", e.name, d.why)
+	}
 	switch {
 	case tc.code == "" && isErr:
 		t.Fatalf("want success, got error %s", mustJSON(t, out))

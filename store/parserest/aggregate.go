@@ -10,15 +10,23 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
+// ErrRestrictedAggregate refuses an aggregation whose rows would have to
+// be restricted (see Store.Aggregate).
+var ErrRestrictedAggregate = fmt.Errorf("%w: aggregation through Parse Server runs over every row with the master key, and Parse Server cannot restrict the rows entering it to what this agent may read (its ACL, tenant scope or row filters); only an agent acting with the master key and no row filters may aggregate", store.ErrUnsupported)
+
 // Aggregate runs GET /aggregate/Class?pipeline=… with the master key (the
-// only credential Parse Server takes for it). The caller's stages go as
-// they were written; the governed scope's row filter becomes a leading
-// $match, and a read ACL a leading $match on _rperm, so the rows entering
-// the pipeline are the ones the caller may read. What the master-key
-// pipeline could not restrict that way is refused: a $lookup of another
-// class, and sub-queries inside a $match, for a caller without the master
-// key or with row filters.
+// only credential Parse Server takes for it), the caller's stages as they
+// were written. Only a caller with the master key and no row filters may
+// aggregate: the pipeline runs over every row, and Parse Server on
+// PostgreSQL has no reliable way to restrict its input (a $match on
+// _rperm is ignored, a $match on a pointer or on objectId $in matches
+// nothing, and a later $match replaces an earlier one), so a leading
+// $match on the caller's ACL or the scope's rules would let rows through.
+// It fails closed: such a call is ErrUnsupported.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
+	if name := pgUnsupportedStage(p); name != "" {
+		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	}
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
@@ -30,37 +38,14 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	}
 	restricted := !readACL.IsOpen() || p.Filter != nil
 	for _, l := range p.Lookups() {
-		if restricted || l.Filter != nil {
-			return nil, fmt.Errorf("%w: $lookup through Parse Server needs the master key and no row filters", store.ErrUnsupported)
-		}
+		restricted = restricted || l.Filter != nil
 	}
-	subs := false
-	_ = p.Subqueries(func(*query.Query) error { subs = true; return nil })
-	if subs && restricted {
-		return nil, fmt.Errorf("%w: $inQuery, $select and $relatedTo inside an aggregate through Parse Server need the master key and no row filters", store.ErrUnsupported)
+	if restricted {
+		return nil, ErrRestrictedAggregate
 	}
-	stages := make([]any, 0, len(p.Raw)+2)
-	if !readACL.IsOpen() {
-		entries := readACL.Entries()
-		perms := make([]any, 0, len(entries)+1)
-		for _, e := range entries {
-			perms = append(perms, e)
-		}
-		stages = append(stages, map[string]any{"$match": map[string]any{"_rperm": map[string]any{"$in": perms}}})
-	}
-	if p.Filter != nil {
-		w, err := s.renderer(ctx, readACL).Where(class, p.Filter)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", store.ErrUnsupported, err)
-		}
-		stages = append(stages, map[string]any{"$match": w})
-	}
-	stages = append(stages, p.Raw...)
-	params := url.Values{}
-	if len(stages) > 0 {
-		params.Set("pipeline", jsonParam(stages))
-	} else {
-		params.Set("pipeline", "[]")
+	params := url.Values{"pipeline": {"[]"}}
+	if len(p.Raw) > 0 {
+		params.Set("pipeline", jsonParam(p.Raw))
 	}
 	var resp struct {
 		Results []map[string]any `json:"results"`
@@ -72,4 +57,20 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		resp.Results = []map[string]any{}
 	}
 	return resp.Results, nil
+}
+
+// pgUnsupportedStage names the first stage of p that Parse Server's
+// PostgreSQL adapter does not translate into SQL ("" for none). Those
+// stages are refused before any request rather than passed on: the
+// adapter has no translation for them, so what came back would not be
+// what the pipeline means.
+func pgUnsupportedStage(p *query.Pipeline) string {
+	for _, st := range p.Stages {
+		switch st.(type) {
+		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
+			*query.UnionWithStage, *query.GraphLookupStage:
+			return st.Name()
+		}
+	}
+	return ""
 }

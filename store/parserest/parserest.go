@@ -127,7 +127,10 @@ type Store struct {
 	sessions map[string]string // user id → minted session token
 
 	feedOnce sync.Once
-	feed     *liveFeed
+	feed     *masterFeed // Watch's
+
+	lqOnce           sync.Once
+	lqMaster, lqUser *lqConn // LiveQuery connections (livequery.go)
 
 	closeOnce sync.Once
 }
@@ -181,8 +184,14 @@ func (s *Store) HasMasterKey() bool { return s.cfg.MasterKey != "" }
 // Close releases idle connections and stops the change feed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.feedOnce.Do(func() {}) // no feed starts after this
 		if s.feed != nil {
 			s.feed.close()
+		}
+		s.lqOnce.Do(func() {})
+		if s.lqMaster != nil {
+			s.lqMaster.close()
+			s.lqUser.close()
 		}
 		s.http.CloseIdleConnections()
 	})

@@ -51,9 +51,9 @@ func (s *Store) loadSchemas(ctx context.Context) (map[string]parse.Schema, error
 	return out, nil
 }
 
-// normalizeCLP reads left-out operations as left out, drops the empty
-// protectedFields lists Parse Server reports
-// for a class nobody protected fields of ({"*": []}), and reads the CLP
+// normalizeCLP reads left-out operations as left out, drops the
+// protectedFields Parse Server reports for a class nobody protected fields
+// of ({"*": []}: every list empty), and reads the CLP
 // Parse Server stores for a class created without one (every operation
 // {"*": true}) as the empty CLP, which means the same.
 func normalizeCLP(c *parse.CLP) {
@@ -64,12 +64,14 @@ func normalizeCLP(c *parse.CLP) {
 			*p = nil
 		}
 	}
-	for k, v := range c.ProtectedFields {
-		if len(v) == 0 {
-			delete(c.ProtectedFields, k)
-		}
+	// An empty list is meaningful next to a non-empty one ("role:Manager":
+	// [] lifts the "*" list for that role's users): only a protectedFields
+	// naming no field at all is dropped.
+	named := false
+	for _, v := range c.ProtectedFields {
+		named = named || len(v) > 0
 	}
-	if len(c.ProtectedFields) == 0 {
+	if !named {
 		c.ProtectedFields = nil
 	}
 	a, _ := json.Marshal(c)

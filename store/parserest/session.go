@@ -8,7 +8,10 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
-var _ store.SessionBinder = (*Store)(nil)
+var (
+	_ store.SessionBinder  = (*Store)(nil)
+	_ store.CredentialFeed = (*sessionStore)(nil)
+)
 
 // WithSession returns the store acting, for calls whose ACL names userID,
 // with the caller's own session token instead of one /loginAs opens: the
@@ -53,6 +56,11 @@ func (b *sessionStore) Update(ctx context.Context, w store.Write, set parse.Obje
 
 func (b *sessionStore) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
 	return b.Store.Delete(b.bind(ctx), w)
+}
+
+// WatchClass subscribes with the caller's own session.
+func (b *sessionStore) WatchClass(ctx context.Context, class string, readACL query.ACLFilter, fn func(store.Change)) (func(), error) {
+	return b.Store.WatchClass(b.bind(ctx), class, readACL, fn)
 }
 
 // Close does nothing: the bound view shares the store, which its owner

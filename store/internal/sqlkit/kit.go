@@ -233,7 +233,7 @@ func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) 
 	if err := commit(ctx, tx, Written{Class: class, Created: len(rows), Changes: changes}); err != nil {
 		return err
 	}
-	store.WriteBack(rows, objs) // only a committed batch changes the objects passed in
+	writeBack(rows, objs) // only a committed batch changes the objects passed in
 	return nil
 }
 
@@ -438,4 +438,14 @@ func (k *Kit[T]) RelatedIDs(ctx context.Context, class, field, owningID string) 
 		}
 		return id, nil
 	})
+}
+
+// writeBack records in objs what store.PrepareCreate assigned, after
+// commit.
+func writeBack(rows []store.Row, objs []parse.Object) {
+	for i, r := range rows {
+		objs[i][parse.FieldObjectID] = r.ObjectID
+		objs[i][parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)
+		objs[i][parse.FieldUpdatedAt] = parse.FormatDate(r.UpdatedAt)
+	}
 }
