@@ -133,18 +133,14 @@ func (s *Scope) previewMethod(ctx context.Context, m *Method, r MethodRequest, a
 	}
 	switch m.Kind {
 	case MethodUpdate:
-		cur, err := s.Preview(ctx, m.Class, r.ObjectID, MethodOp(m))
+		t, err := s.Preview(ctx, m.Class, r.ObjectID, MethodOp(m))
 		if err != nil {
 			return nil, err
 		}
-		if cur == nil {
+		if !t.Writable {
 			return nil, fmt.Errorf("%w (or not writable by this agent)", ErrNotFound)
 		}
-		before := map[string]any{}
-		for k := range set {
-			before[k] = cur[k]
-		}
-		out["would_update"] = map[string]any{"object_id": r.ObjectID, "before": before, "after": set}
+		out["would_update"] = map[string]any{"object_id": r.ObjectID, "before": t.Before(set), "after": set}
 	case MethodCreate:
 		out["would_create"] = set
 	case MethodGo:
@@ -163,11 +159,11 @@ func (s *Scope) previewMethod(ctx context.Context, m *Method, r MethodRequest, a
 func (s *Scope) confirmMethod(ctx context.Context, m *Method, r MethodRequest) (context.Context, error) {
 	target := "the class " + m.Class
 	if m.Instance {
-		cur, err := s.Preview(ctx, m.Class, r.ObjectID, MethodOp(m))
+		t, err := s.Preview(ctx, m.Class, r.ObjectID, MethodOp(m))
 		if err != nil {
 			return ctx, err
 		}
-		if cur == nil {
+		if !t.Writable {
 			return ctx, ErrNotFound
 		}
 		target = m.Class + " " + r.ObjectID

@@ -344,34 +344,66 @@ func (s *Scope) Delete(ctx context.Context, class, id string) (parse.Object, err
 	return s.echo(sch, before), nil
 }
 
-// Preview returns the object a write of op on class/id would change, as
-// the agent sees it, after the same class-level checks the write makes; it
-// is nil (and no error) unless the agent may both read the object and,
-// by its ACL, write it. It writes nothing.
-func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (parse.Object, error) {
-	if _, _, _, err := s.writeTarget(ctx, class, id, op); err != nil {
-		return nil, err
+// Target is what a write of op on one object would touch, as the agent
+// sees it.
+type Target struct {
+	// Writable reports that the write may go ahead: the object exists and
+	// the class-level permission, the row's write ACL, the agent's filters
+	// and the tenant scope all let the agent change it.
+	Writable bool
+	// Object is the object as the agent reads it, or nil when the agent
+	// may write it but not read it (a write ACL does not imply a read one:
+	// as in Parse Server, such an object can be changed or deleted, but
+	// nothing of it is shown).
+	Object parse.Object
+}
+
+// Before returns the current values of the fields set would change, as
+// the agent reads them; nil when the agent may not read the object (a
+// dry run of a write-only object shows nothing of it).
+func (t Target) Before(set parse.Object) map[string]any {
+	if t.Object == nil {
+		return nil
+	}
+	before := map[string]any{}
+	for k := range set {
+		before[k] = t.Object[k]
+	}
+	return before
+}
+
+// Preview returns what a write of op on class/id would touch, after the
+// same class-level checks the write makes; an object the agent cannot
+// write is not Writable (and its Object is nil), exactly like a missing
+// one. It writes nothing.
+func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (Target, error) {
+	w, _, _, err := s.writeTarget(ctx, class, id, op)
+	if err != nil {
+		return Target{}, err
+	}
+	// The write's own target, read past the read ACL: only the write ACL
+	// decides whether the write goes ahead.
+	raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class,
+		Where: and(query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, w.Where),
+		Limit: 1, Keys: []string{parse.FieldACL}})
+	if err != nil || len(raw) == 0 || !s.aclGrants(raw[0], "write") {
+		return Target{}, err
+	}
+	t := Target{Writable: true}
+	if !s.aclGrants(raw[0], "read") {
+		return t, nil
 	}
 	rows, err := s.Get(ctx, class, []string{id}, nil)
-	if err != nil || len(rows) == 0 {
-		return nil, err
+	var denied *DeniedError
+	switch {
+	case errors.As(err, &denied):
+		return t, nil // writable, but the class-level get permission hides it
+	case err != nil:
+		return Target{}, err
+	case len(rows) > 0:
+		t.Object = rows[0]
 	}
-	if _, visible := rows[0][parse.FieldACL]; !visible && !s.principal().Master {
-		// The ACL is outside the agent's view (an allowlist without it):
-		// read it raw to judge the write.
-		raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class, Where: query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, Limit: 1, Keys: []string{parse.FieldACL}})
-		if err != nil || len(raw) == 0 {
-			return nil, err
-		}
-		if !s.aclGrants(raw[0], "write") {
-			return nil, nil
-		}
-		return rows[0], nil
-	}
-	if !s.aclGrants(rows[0], "write") {
-		return nil, nil
-	}
-	return rows[0], nil
+	return t, nil
 }
 
 func (s *Scope) writeTarget(ctx context.Context, class, id string, op parse.Op) (store.Write, parse.Schema, parse.Schema, error) {

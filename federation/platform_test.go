@@ -159,3 +159,40 @@ func TestWillMarksAgentOfflineUntilItReconnects(t *testing.T) {
 	// autopaho reconnects the agent, which announces itself again.
 	waitFor(t, p, "d1 back", func() bool { return len(p.Tools()) == 4 && len(p.Warnings()) == 0 })
 }
+
+// TestAgentLeavesWhileCalled stops an agent while calls keep arriving:
+// the requests that reach it as it leaves get no answer (their callers
+// see the agent gone or time out), and none starts a handler after the
+// agent has begun to wait for its running ones (run with -race).
+func TestAgentLeavesWhileCalled(t *testing.T) {
+	b, _ := testBroker(t)
+	conn := ConnOptions{Broker: b.URL(), Platform: "p1"}
+	p := startPlatform(t, Options{ConnOptions: conn})
+	stop := startAgent(t, conn, d1, echoTools(t))
+	waitFor(t, p, "d1's tools", func() bool { return len(p.Tools()) == 4 })
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, err := p.Call(ctx, Caller{User: "u", Session: "s"}, "device-d1__echo", json.RawMessage(`{"text":"x"}`))
+				cancel()
+				if errors.Is(err, ErrUnknownTool) {
+					return // the agent has left
+				}
+			}
+		}()
+	}
+	stop()
+	waitFor(t, p, "d1 gone", func() bool { return len(p.Tools()) == 0 })
+	close(done)
+	wg.Wait()
+}

@@ -103,6 +103,9 @@ func ServeAgent(ctx context.Context, o AgentOptions, p Provider) error {
 	if up, _ := c.state(); up {
 		_, _ = c.cm.Publish(lctx, &paho.Publish{Topic: a.topics.Presence(o.Entity), Retain: true, QoS: 1, Payload: nil})
 	}
+	a.mu.Lock()
+	a.leaving = true // no request handler starts after this: Add never races Wait
+	a.mu.Unlock()
 	a.wg.Wait()
 	c.close()
 	if errors.Is(ctx.Err(), context.Canceled) {
@@ -123,6 +126,7 @@ type agentServer struct {
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // by request id
+	leaving bool                          // set once ServeAgent waits for its handlers
 }
 
 // up subscribes to the requests and announces the agent after each
@@ -194,7 +198,13 @@ func (a *agentServer) onMessage(pub *paho.Publish) {
 		a.o.Logger.Warn("federation agent: request whose correlation data and id differ dropped", "topic", pub.Topic)
 		return
 	}
+	a.mu.Lock()
+	if a.leaving {
+		a.mu.Unlock()
+		return // a request arriving while the agent leaves gets no answer, as after it left
+	}
 	a.wg.Add(1)
+	a.mu.Unlock()
 	go func() {
 		defer a.wg.Done()
 		select {

@@ -253,8 +253,11 @@ func TestToolFilter(t *testing.T) {
 	}
 }
 
-// Writes obey the row ACL: a row the agent cannot write (or cannot read)
-// is not found, exactly like a missing one, and stays unchanged.
+// Writes obey the row ACL: a row the agent cannot write is not found,
+// exactly like a missing one, and stays unchanged. As in Parse Server 9
+// (checked against it: a PUT and a DELETE with a session token whose user
+// holds only "write" succeed, a GET answers 101), a row the agent may
+// write but not read is changed and deleted, and nothing of it is shown.
 func TestWriteACL(t *testing.T) {
 	st := fixtureStore(t)
 	m := connect(t, newServer(t, st, agent.Readonly, master), "")
@@ -278,7 +281,6 @@ func TestWriteACL(t *testing.T) {
 		{"bob", "Project", "pComet0003"},   // neither read nor write
 		{"admin", "Project", "pComet0003"}, // read, no write
 		{"bob", "Ticket", "t000000005"},    // empty ACL: master only
-		{"bob", "Ticket", wo},              // write, no read
 		{"bob", "Project", "zzzzzzzzzz"},   // missing
 	} {
 		cs := bobCS
@@ -298,6 +300,34 @@ func TestWriteACL(t *testing.T) {
 	unchanged(t, m, "Project", "pComet0003", comet)
 	unchanged(t, m, "Ticket", "t000000005", hidden)
 	unchanged(t, m, "Ticket", wo, woBefore)
+
+	// Write, no read: bob changes and deletes it blind.
+	if got := ok(t, bobCS, "get_objects", map[string]any{"class_name": "Ticket", "ids": []string{wo}}); got["found"] != 0.0 {
+		t.Fatalf("bob reads a write-only row: %v", got)
+	}
+	dry := ok(t, bobCS, "update_object", map[string]any{"class_name": "Ticket", "object_id": wo, "object": map[string]any{"title": "Blind"}, "dry_run": true})
+	if w := dry["would_update"].(map[string]any); w["before"] != nil {
+		t.Fatalf("a dry run on a write-only row shows its values: %v", dry)
+	}
+	unchanged(t, m, "Ticket", wo, woBefore)
+	upd := ok(t, bobCS, "update_object", map[string]any{"class_name": "Ticket", "object_id": wo, "object": map[string]any{"title": "Blind"}})
+	if got := upd["updated"].(map[string]any); got["title"] != nil || got["ACL"] != nil || got["objectId"] != wo || got["updatedAt"] == nil {
+		t.Fatalf("an update of a write-only row answers %v, want its id and times only", upd)
+	}
+	if readObject(t, m, "Ticket", wo)["title"] != "Blind" {
+		t.Fatal("the write-only row was not updated")
+	}
+	dryDel := ok(t, bobCS, "delete_object", map[string]any{"class_name": "Ticket", "object_id": wo, "dry_run": true})
+	if d := cmp.Diff(map[string]any{"objectId": wo}, dryDel["would_delete"]); d != "" {
+		t.Fatalf("a dry-run delete of a write-only row shows more than its id:\n%s", d)
+	}
+	del := ok(t, bobCS, "delete_object", map[string]any{"class_name": "Ticket", "object_id": wo})
+	if got := del["deleted"].(map[string]any); got["title"] != nil || got["objectId"] != wo {
+		t.Fatalf("a delete of a write-only row answers %v", del)
+	}
+	if got := ok(t, m, "get_objects", map[string]any{"class_name": "Ticket", "ids": []string{wo}}); got["found"] != 0.0 {
+		t.Fatalf("the deleted write-only row is still there: %v", got)
+	}
 
 	// bob's own project is writable.
 	out := ok(t, bobCS, "update_object", map[string]any{"class_name": "Project", "object_id": "pBorealis2", "object": map[string]any{"budget": 300}})

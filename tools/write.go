@@ -265,25 +265,22 @@ func updateObject(ctx context.Context, c *Call) (any, error) {
 	if args.Object == nil {
 		return nil, argRequired("object")
 	}
-	// The object must be one the agent can read and write: otherwise it is
-	// not found, and nothing of it is echoed back.
-	cur, err := c.Scope.Preview(ctx, sch.ClassName, args.ObjectID, parse.OpUpdate)
+	// The object must be one the agent can write: otherwise it is not
+	// found. As in Parse Server, writing does not need reading; an object
+	// the agent cannot read is changed, but nothing of it is shown.
+	t, err := c.Scope.Preview(ctx, sch.ClassName, args.ObjectID, parse.OpUpdate)
 	if err != nil {
 		return nil, err
 	}
-	if cur == nil {
+	if !t.Writable {
 		return nil, objectNotFound(sch.ClassName, args.ObjectID)
 	}
 	if args.DryRun {
 		if err := c.Scope.ValidateUpdate(ctx, sch.ClassName, parse.Object(args.Object)); err != nil {
 			return nil, err
 		}
-		before := map[string]any{}
-		for k := range args.Object {
-			before[k] = cur[k]
-		}
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "object_id": args.ObjectID,
-			"would_update": map[string]any{"before": before, "after": map[string]any(args.Object)}}, nil
+			"would_update": map[string]any{"before": t.Before(parse.Object(args.Object)), "after": map[string]any(args.Object)}}, nil
 	}
 	after, err := c.Scope.Update(ctx, sch.ClassName, args.ObjectID, parse.Object(args.Object))
 	if err != nil {
@@ -301,15 +298,19 @@ func deleteObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := c.Scope.Preview(ctx, sch.ClassName, args.ObjectID, parse.OpDelete)
+	t, err := c.Scope.Preview(ctx, sch.ClassName, args.ObjectID, parse.OpDelete)
 	if err != nil {
 		return nil, err
 	}
-	if cur == nil {
+	if !t.Writable {
 		return nil, objectNotFound(sch.ClassName, args.ObjectID)
 	}
 	if args.DryRun {
-		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "object_id": args.ObjectID, "would_delete": cur}, nil
+		shown := t.Object
+		if shown == nil {
+			shown = parse.Object{parse.FieldObjectID: args.ObjectID} // writable, not readable: nothing else is shown
+		}
+		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "object_id": args.ObjectID, "would_delete": shown}, nil
 	}
 	ctx, err = c.approve(ctx, Approval{Tool: "delete_object", Summary: fmt.Sprintf(
 		"Permanently delete the %s object %s (with its relation links). This cannot be undone.", sch.ClassName, args.ObjectID)})
