@@ -3,6 +3,7 @@ package sqlkit
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
@@ -68,6 +69,10 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// presizeRows bounds the pages whose buffer FindJSON sizes after the
+// first row.
+const presizeRows = 1000
+
 // FindJSON is store.JSONFinder's FindJSON: Find's rows as JSON text, one
 // buffer for the page.
 func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error) {
@@ -85,6 +90,11 @@ func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field s
 			return err
 		}
 		ends = append(ends, len(buf))
+		if len(ends) == 1 && q.Limit > 1 && q.Limit <= presizeRows {
+			// Room for the page at the first row's size (and an eighth
+			// more) instead of doubling the buffer as it fills.
+			buf = slices.Grow(buf, (q.Limit-1)*len(buf)*9/8)
+		}
 		return nil
 	})
 	if err != nil {
