@@ -691,34 +691,22 @@ func (s *Scope) CheckPipeline(ctx context.Context, p *query.Pipeline) error {
 	return err
 }
 
-// governPipeline applies the agent's constraints to p.
+// governPipeline applies the agent's constraints to p: every class it
+// reads (its own, each $lookup, $graphLookup and $unionWith, in $facet
+// sub-pipelines too) is governed like a find on that class, and so is
+// every sub-query of its constraints.
 func (s *Scope) governPipeline(ctx context.Context, p *query.Pipeline) (*query.Pipeline, error) {
-	rule, err := s.govern(ctx, p.Class, parse.OpFind, false, p.Filter)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := s.raw(ctx, p.Class)
-	if err != nil {
-		return nil, err
-	}
-	for _, st := range p.Stages {
-		if m, ok := st.(*query.MatchStage); ok {
-			if err := s.checkSpoof(raw, m.Where); err != nil {
-				return nil, err
-			}
-		}
-	}
-	p = p.WithFilter(rule)
-	if err := p.Subqueries(s.governSub(ctx)); err != nil {
-		return nil, err
-	}
-	for _, l := range p.Lookups() {
-		r, err := s.govern(ctx, l.From.ClassName, parse.OpFind, false, nil)
+	p = p.WithFilter(nil) // a copy: its Filter is the scope's to set
+	for _, src := range p.Sources() {
+		r, err := s.govern(ctx, src.Class, parse.OpFind, false, src.Where)
 		if err != nil {
 			return nil, err
 		}
 		// Row rules, filters and tenant scope narrow the joined rows too.
-		l.Filter = and(l.Filter, r)
+		*src.Filter = and(*src.Filter, r)
+	}
+	if err := p.Subqueries(s.governSub(ctx)); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

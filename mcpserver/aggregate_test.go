@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/store"
 )
 
 func jsonOf(t *testing.T, s string) any {
@@ -172,7 +173,13 @@ func mustJSON(t *testing.T, v any) string {
 // A group tool's dry run is the pipeline it runs: pasted into aggregate
 // as written (its $sort keys in their order), it gives the same groups.
 func TestGroupDryRunIsWhatRuns(t *testing.T) {
-	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) { groupDryRunIsWhatRuns(t, b.store(t)) })
+	}
+}
+
+func groupDryRunIsWhatRuns(t *testing.T, st store.Store) {
+	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
 	for _, args := range []map[string]any{
 		{"class_name": "Ticket", "field": "status"},
 		{"class_name": "Ticket", "field": "status", "sort": "value_asc", "limit": 2},

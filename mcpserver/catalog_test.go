@@ -50,10 +50,30 @@ func TestArgsCheckedAgainstSchema(t *testing.T) {
 		{"query_class", map[string]any{"class_name": "Ticket", "limit": 2.5}, "limit", "whole number"},
 		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt"}, "interval", "is required"},
 		{"get_objects", map[string]any{"class_name": "Ticket", "ids": []string{}}, "ids", "at least 1"},
+		// Closed sets: the enum of the declared schema, named in the error.
+		{"export_data", map[string]any{"class_name": "Ticket", "format": "pdf"}, "format", `must be one of csv, markdown or text; got "pdf"`},
+		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "median"}, "operation", "one of count, sum, avg, min or max"},
+		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "sort": "random"}, "sort", "one of value_desc, value_asc, key_asc or key_desc"},
+		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "fortnight"}, "interval", "one of second, minute, hour"},
+		{"distinct", map[string]any{"class_name": "Ticket", "field": "status", "sort": 1}, "sort", "one of asc or desc; got 1"},
+		{"list_tools", map[string]any{"category": "everything"}, "category", "one of schema, query"},
 	} {
 		e := fails(t, cs, c.tool, c.args, "invalid_argument")
 		if d, _ := e["details"].(map[string]any); d["argument"] != c.arg || !strings.Contains(e["error"].(string), c.msg) {
 			t.Errorf("%s %v: %v", c.tool, c.args, e)
 		}
+	}
+	// A member in another case, with spaces, or under a common alias is
+	// that member.
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": " Average ", "value_field": "priority", "sort": "KEY_ASC"}},
+		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "Day"}},
+		{"distinct", map[string]any{"class_name": "Ticket", "field": "status", "sort": "DESC"}},
+		{"export_data", map[string]any{"class_name": "Ticket", "format": "md"}},
+	} {
+		ok(t, cs, c.tool, c.args)
 	}
 }

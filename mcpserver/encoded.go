@@ -5,34 +5,38 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
 )
 
-// A tool's result travels as JSON text inside a text content block. The
-// SDK would encode that text a second time (TextContent.MarshalJSON
-// escapes it into a JSON string) and then scan it once more when
-// CallToolResult.MarshalJSON embeds the block; both passes over a large
-// find page cost more than running its SQL (docs/PERFORMANCE.md). So the
-// text is escaped once, by us, straight into the result's bytes:
+// A tool's result travels as JSON text inside a text content block, and,
+// for a tool that declares an output schema, as that same JSON in
+// structuredContent. The SDK would encode the text a second time
+// (TextContent.MarshalJSON escapes it into a JSON string) and then scan it
+// once more when CallToolResult.MarshalJSON embeds the block; both passes
+// over a large find page cost more than running its SQL
+// (docs/PERFORMANCE.md). So the result is encoded once, by us, and its
+// bytes are written straight into the result's, as the text block's
+// escaped string and as structuredContent's raw value:
 //
 //   - sendEncoded, the outermost receiving middleware, gives each
 //     tools/call an encodedSlot in its context;
-//   - successResult leaves the result's JSON text in the slot and puts a
-//     placeholder in the text block;
+//   - successResult leaves the result's JSON text in the slot and puts
+//     placeholders in the text block and in structuredContent;
 //   - sendEncoded wraps the *mcp.CallToolResult in an encodedResult, whose
-//     MarshalJSON is the SDK's own encoding of the result (placeholder
-//     text, every other field as the SDK writes it) with the placeholder
-//     replaced by the escaped text.
+//     MarshalJSON is the SDK's own encoding of the result (placeholders,
+//     every other field as the SDK writes it) with the placeholders
+//     replaced by the text, escaped once and raw once.
 //
 // The wire bytes are exactly what the SDK would have written. The SDK
 // still compacts the result twice after this (its JSON-RPC layer
 // validates a Marshaler's output and then the envelope's raw result);
 // that part cannot be reached from outside the SDK. Without sendEncoded in
 // the chain (a handler called some other way) successResult sets the text
-// itself.
+// and structuredContent itself.
 
 type encodedSlotKey struct{}
 
@@ -40,15 +44,21 @@ type encodedSlotKey struct{}
 // sendEncoded.
 type encodedSlot struct{ text []byte }
 
-// textPlaceholder marks the text block whose text is in the slot. The
+// textPlaceholder marks the text block whose text is in the slot, and
+// structuredPlaceholder the structuredContent that is that text. The
 // random part keeps a value that happens to hold the prefix from being
-// taken for it.
-var textPlaceholder, quotedPlaceholder = func() (string, []byte) {
+// taken for one.
+var (
+	textPlaceholder, quotedPlaceholder = placeholder("text")
+	_, quotedStructured                = placeholder("structured")
+)
+
+func placeholder(kind string) (string, []byte) {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	p := "parsemcp-encoded-text-" + hex.EncodeToString(b[:])
+	p := "parsemcp-encoded-" + kind + "-" + hex.EncodeToString(b[:])
 	return p, []byte(`"` + p + `"`)
-}()
+}
 
 // sendEncoded is the receiving middleware that sends tool results'
 // text encoded once (see above).
@@ -69,14 +79,23 @@ func sendEncoded(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// textResult is a successful result whose text is the JSON text b: a
-// placeholder when the call has a slot, b itself otherwise.
-func textResult(ctx context.Context, b []byte) *mcp.CallToolResult {
+// textResult is a successful result whose text is the JSON text b, and
+// whose structuredContent is b too when structured: placeholders when the
+// call has a slot, b itself otherwise.
+func textResult(ctx context.Context, b []byte, structured bool) *mcp.CallToolResult {
 	if slot, ok := ctx.Value(encodedSlotKey{}).(*encodedSlot); ok && slot.text == nil {
 		slot.text = b
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: textPlaceholder}}}
+		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: textPlaceholder}}}
+		if structured {
+			r.StructuredContent = json.RawMessage(quotedStructured)
+		}
+		return r
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+	if structured {
+		r.StructuredContent = json.RawMessage(b)
+	}
+	return r
 }
 
 // encodedResult is a tool result whose text block's text is sent as it
@@ -95,8 +114,17 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	if i < 0 { // the result was replaced on its way out: nothing to fill in
 		return b, nil
 	}
-	out := make([]byte, 0, len(b)+len(r.text)+len(r.text)/8+16)
+	// The SDK writes content before structuredContent.
+	j := bytes.Index(b[i:], quotedStructured)
+	out := make([]byte, 0, len(b)+2*len(r.text)+len(r.text)/8+16)
 	out = append(out, b[:i]...)
 	out = jsonenc.AppendQuoted(out, r.text)
-	return append(out, b[i+len(quotedPlaceholder):]...), nil
+	rest := b[i+len(quotedPlaceholder):]
+	if j >= 0 {
+		j -= len(quotedPlaceholder)
+		out = append(out, rest[:j]...)
+		out = append(out, r.text...)
+		rest = rest[j+len(quotedStructured):]
+	}
+	return append(out, rest...), nil
 }

@@ -10,12 +10,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
 func explainServer(t *testing.T, cfg tools.Config) *mcpserver.Server {
-	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), ToolConfig: &cfg,
+	return explainServerOn(t, fixtureStore(t), cfg)
+}
+
+func explainServerOn(t *testing.T, st store.Store, cfg tools.Config) *mcpserver.Server {
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, ToolConfig: &cfg,
 		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 			return agent.New(agent.Readonly, master), nil
 		}})
@@ -88,9 +94,41 @@ func TestQueryToolsRefuseLargeFullScans(t *testing.T) {
 	ok(t, allowed, "query_class", map[string]any{"class_name": "Ticket", "where": where})
 }
 
+// The same refusal on PostgreSQL, whose planner decides what a full scan
+// is: a class of 5,000 analyzed rows with an index on n.
+func TestQueryToolsRefuseLargeFullScansPostgres(t *testing.T) {
+	st := pgFixture(t)
+	pgtest.Things(t, st, 5000)
+	where := map[string]any{"name": "thing 7"}
+	off := connect(t, explainServerOn(t, st, tools.Config{FullScanThreshold: 1000}), "")
+	ok(t, off, "query_class", map[string]any{"class_name": "Thing", "where": where}) // not asked for: runs
+
+	cs := connect(t, explainServerOn(t, st, tools.Config{FullScanThreshold: 1000, RefuseFullScans: true, FullScanAllowed: []string{"Ticket"}}), "")
+	for _, tool := range []string{"query_class", "count_objects", "export_data"} {
+		out := fails(t, cs, tool, map[string]any{"class_name": "Thing", "where": where}, tools.CodeFullScan)
+		if d := out["details"].(map[string]any); d["row_count"] != 5000.0 || !strings.Contains(out["error"].(string), "an index on name") {
+			t.Fatalf("%s refusal: %v", tool, out)
+		}
+	}
+	// An indexed lookup runs; so does a scan of a small class.
+	if out := ok(t, cs, "query_class", map[string]any{"class_name": "Thing", "where": map[string]any{"n": 42}}); out["result_count"] != 1.0 {
+		t.Fatalf("indexed lookup: %v", out)
+	}
+	ok(t, cs, "count_objects", map[string]any{"class_name": "Project", "where": map[string]any{"budget": 1}})
+	// An allowed class scans whatever its size.
+	allowed := connect(t, explainServerOn(t, st, tools.Config{FullScanThreshold: 1000, RefuseFullScans: true, FullScanAllowed: []string{"Thing"}}), "")
+	ok(t, allowed, "export_data", map[string]any{"class_name": "Thing", "where": where})
+}
+
 // Plans and index names are shown only when the operator exposes them.
 func TestExplainHiddenByDefault(t *testing.T) {
-	cs := connect(t, explainServer(t, tools.Config{}), "")
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) { explainHiddenByDefault(t, b.store(t)) })
+	}
+}
+
+func explainHiddenByDefault(t *testing.T, st store.Store) {
+	cs := connect(t, explainServerOn(t, st, tools.Config{}), "")
 	out := ok(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"project": "pApollo001"}})
 	if _, shown := out["plan"]; shown {
 		t.Fatalf("plan shown: %v", out)
@@ -101,7 +139,7 @@ func TestExplainHiddenByDefault(t *testing.T) {
 	if s := ok(t, cs, "get_schema", map[string]any{"class_name": "Ticket"}); s["indexes"] != nil {
 		t.Fatalf("get_schema shows indexes: %v", s["indexes"])
 	}
-	exposed := connect(t, explainServer(t, tools.Config{ExposeExplain: true}), "")
+	exposed := connect(t, explainServerOn(t, st, tools.Config{ExposeExplain: true}), "")
 	if s := ok(t, exposed, "get_schema", map[string]any{"class_name": "Project"}); fmt.Sprint(s["indexes"]) != "[map[keys:map[objectId:1] name:_id_] map[keys:map[name:1] name:name_1]]" {
 		t.Fatalf("get_schema with ExposeExplain: %v", s["indexes"])
 	}

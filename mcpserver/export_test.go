@@ -505,7 +505,7 @@ func TestExportBadInput(t *testing.T) {
 		{map[string]any{"class_name": "Ticket", "columns": []any{}}, "invalid_argument", `argument "columns" must name at least one column (omit it for every field)`},
 		{map[string]any{"class_name": "Ticket", "columns": 5}, "invalid_argument", `~must be an array of columns`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"title"}, "keys": []any{"title"}}, "invalid_argument", `give either "columns" or "keys", not both`},
-		{map[string]any{"class_name": "Ticket", "format": "xml"}, "invalid_argument", `argument "format" must be csv, markdown or text, got "xml"`},
+		{map[string]any{"class_name": "Ticket", "format": "xml"}, "invalid_argument", `argument "format" must be one of csv, markdown or text; got "xml"`},
 		{map[string]any{"class_name": "Ticket", "format": 1}, "invalid_argument", `~"format"`},
 		{map[string]any{"class_name": "Ticket", "limit": 0}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 0`},
 		{map[string]any{"class_name": "Ticket", "limit": 10001}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 10001`},
@@ -541,7 +541,12 @@ func TestExportBadInput(t *testing.T) {
 // columns (or the columns asked for), pages continue through next_call,
 // and the pipeline is governed as aggregate runs it.
 func TestExportPipeline(t *testing.T) {
-	st := fixtureStore(t)
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) { exportPipeline(t, b.store(t)) })
+	}
+}
+
+func exportPipeline(t *testing.T, st store.Store) {
 	cs := connect(t, newServer(t, st, agent.Readonly, master), "")
 	pipeline := []any{
 		map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}},

@@ -4,19 +4,44 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/postgres"
 )
 
 func fixtureStore(t *testing.T) store.Store {
 	return fixture.Store(t, filepath.Join(t.TempDir(), "fixture.sqlite"))
 }
+
+// pgFixtureStore is the fixture in a fresh PostgreSQL schema (the test
+// skips without PostgreSQL, except in CI).
+func pgFixtureStore(t *testing.T) store.Store { return pgFixture(t) }
+
+func pgFixture(t *testing.T) *postgres.Store {
+	t.Helper()
+	st, err := postgres.Create(context.Background(), pgtest.Schema(t, "fixture"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fixture.Populate(t, st)
+	return st
+}
+
+// sqlBackends are the fixture on each SQL store, for the tests that hold
+// on both.
+var sqlBackends = []struct {
+	name  string
+	store func(*testing.T) store.Store
+}{{"sqlite", fixtureStore}, {"postgres", pgFixtureStore}}
 
 const (
 	alice = fixture.Alice
@@ -74,6 +99,10 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (map[strin
 	var out map[string]any
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		t.Fatalf("%s: content is not JSON: %v\n%s", name, err, text)
+	}
+	// structuredContent, when sent, is the text's JSON (encoded once).
+	if res.StructuredContent != nil && !reflect.DeepEqual(res.StructuredContent, any(out)) {
+		t.Fatalf("%s: structuredContent differs from the text:\n%v\n%s", name, res.StructuredContent, text)
 	}
 	return out, res.IsError
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -162,23 +163,39 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			}
 			return errorResult(te), nil
 		}
-		return successResult(ctx, data)
+		out := t.Output
+		if legacySession(req.Session) {
+			out = nil
+		}
+		res, err := successResult(ctx, data, out, &s.outputs)
+		if err != nil {
+			id := reqlog.CorrelationID(ctx)
+			s.log.ErrorContext(ctx, "tool result does not match its output schema", "tool", name, "agent_id", a.ID, "err", err)
+			return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error (correlation id " + id + ")"}), nil
+		}
+		return res, nil
 	}
 }
 
-// Results travel once, as JSON text: no built-in tool declares an output
-// schema, so structuredContent is optional, every client reads text, and
-// sending both doubles the SDK's encoding work (docs/PERFORMANCE.md). The
-// text is encoded once (encoded.go).
-func successResult(ctx context.Context, data any) (*mcp.CallToolResult, error) {
-	if raw, ok := data.(json.RawMessage); ok { // already serialized by the cap guard
-		return textResult(ctx, raw), nil
+// A result is encoded once (the cap guard did it) and travels as JSON
+// text; for a tool with an output schema, the same bytes are its
+// structuredContent too (encoded.go), after a check against the schema.
+// out is nil for a tool without one, or a session older than
+// structuredContent. The error is a result that does not match out.
+func successResult(ctx context.Context, data any, out *jsonschema.Schema, oc *outputChecks) (*mcp.CallToolResult, error) {
+	b, ok := data.(json.RawMessage) // already serialized by the cap guard
+	if !ok {
+		var err error
+		if b, err = jsonenc.Marshal(data); err != nil {
+			return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
+		}
 	}
-	b, err := jsonenc.Marshal(data)
-	if err != nil {
-		return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
+	if out != nil {
+		if err := oc.check(out, b); err != nil {
+			return nil, err
+		}
 	}
-	return textResult(ctx, b), nil
+	return textResult(ctx, b, out != nil), nil
 }
 
 func errorResult(e *tools.Error) *mcp.CallToolResult {

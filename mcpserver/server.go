@@ -120,6 +120,8 @@ type Server struct {
 
 	// calls are the requests running, by session.
 	calls *calls
+	// outputs checks results against their tools' output schemas.
+	outputs outputChecks
 
 	closeOnce sync.Once
 	closeErr  error
@@ -268,14 +270,18 @@ func (s *Server) syncTools() {
 			ann.DestructiveHint = &destructive
 			ann.IdempotentHint = t.Idempotent
 		}
-		s.mcp.AddTool(&mcp.Tool{
+		mt := &mcp.Tool{
 			Name:        t.Name,
 			Title:       t.Title,
 			Description: t.Description,
 			InputSchema: encodedSchema(t.Input),
 			Meta:        mcp.Meta{"category": t.Category},
 			Annotations: ann,
-		}, s.toolHandler(t.Name))
+		}
+		if t.Output != nil {
+			mt.OutputSchema = encodedSchema(t.Output)
+		}
+		s.mcp.AddTool(mt, s.toolHandler(t.Name))
 		s.registered[t.Name] = true
 	}
 }
@@ -375,11 +381,18 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				category, _ = p.Meta["category"].(string)
 			}
 			allowed := s.listable(agentFrom(ctx), category)
+			legacy := legacySession(req.GetSession())
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))
 			for _, t := range lr.Tools {
-				if allowed[t.Name] {
-					kept = append(kept, t)
+				if !allowed[t.Name] {
+					continue
 				}
+				if legacy && t.OutputSchema != nil { // its results carry no structuredContent
+					c := *t
+					c.OutputSchema = nil
+					t = &c
+				}
+				kept = append(kept, t)
 			}
 			out := *lr
 			out.Tools = kept

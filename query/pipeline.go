@@ -204,34 +204,42 @@ func (p *Pipeline) WithFilter(e Expr) *Pipeline {
 	return &c
 }
 
-// Lookups returns the pipeline's $lookup stages, so the governed scope can
-// check each looked-up class and set its row Filter.
+// Lookups returns the pipeline's $lookup stages ($facet sub-pipelines
+// included), so a store can tell a pipeline that joins another class.
 func (p *Pipeline) Lookups() []*LookupStage {
 	var out []*LookupStage
-	for _, st := range p.Stages {
+	p.walk(func(st Stage) {
 		if l, ok := st.(*LookupStage); ok {
 			out = append(out, l)
 		}
-	}
+	})
 	return out
 }
 
 // Subqueries calls f for every sub-query ($inQuery, $select, $relatedTo)
-// of the pipeline's constraints (Filter and every $match), so the governed
-// scope can constrain each one as it does for a find (the store applies
-// no read ACL to them by itself).
+// of the pipeline's constraints (Filter, every $match, restrictSearchWithMatch,
+// and those of $facet and $unionWith sub-pipelines), so the governed scope
+// can constrain each one as it does for a find (the store applies no read
+// ACL to them by itself).
 func (p *Pipeline) Subqueries(f func(*Query) error) error {
 	if err := Subqueries(p.Filter, f); err != nil {
 		return err
 	}
-	for _, st := range p.Stages {
-		if m, ok := st.(*MatchStage); ok {
-			if err := Subqueries(m.Where, f); err != nil {
-				return err
-			}
+	var err error
+	p.walk(func(st Stage) {
+		if err != nil {
+			return
 		}
-	}
-	return nil
+		switch x := st.(type) {
+		case *MatchStage:
+			err = Subqueries(x.Where, f)
+		case *GraphLookupStage:
+			err = Subqueries(x.Restrict, f)
+		case *UnionWithStage:
+			err = x.Pipeline.Subqueries(f)
+		}
+	})
+	return err
 }
 
 // Stage is one typed stage.
@@ -376,7 +384,9 @@ type Operand struct {
 	// a fixed offset "+05:30" (TZOffset).
 	TZ       string
 	TZOffset bool
-	Type     Type
+	// Bucket makes the operand the $bucket range Arg's value falls in.
+	Bucket *BucketKey
+	Type   Type
 }
 
 // DateOperators are the date-part operators an Operand may apply, with
@@ -400,9 +410,7 @@ var DateOperators = map[string]string{
 // Stages and operators known from MongoDB that this server refuses by name.
 var (
 	unsupportedStages = map[string]bool{
-		"$facet": true, "$bucket": true, "$bucketAuto": true, "$out": true, "$merge": true,
-		"$graphLookup": true, "$unionWith": true, "$replaceRoot": true, "$replaceWith": true,
-		"$sample": true, "$redact": true, "$geoNear": true, "$collStats": true, "$indexStats": true,
+		"$out": true, "$merge": true, "$sample": true, "$redact": true, "$geoNear": true, "$collStats": true, "$indexStats": true,
 		"$densify": true, "$fill": true, "$setWindowFields": true, "$documents": true,
 		"$changeStream": true, "$changeStreamSplitLargeEvent": true, "$currentOp": true, "$listSessions": true, "$listLocalSessions": true,
 		"$planCacheStats": true, "$search": true, "$searchMeta": true, "$vectorSearch": true,
@@ -428,7 +436,8 @@ var (
 	}
 )
 
-const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFields ($set), $unset, $count, $unwind, $lookup, $sortByCount"
+const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFields ($set), $unset, $count, $unwind, $lookup, $sortByCount, " +
+	"$replaceRoot ($replaceWith), $bucket, $bucketAuto, $facet, $unionWith, $graphLookup"
 
 // ParsePipeline parses stages (the JSON array of a MongoDB pipeline, as
 // decoded by encoding/json) against the class schema s. resolve returns the
@@ -439,25 +448,33 @@ const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFie
 // A $sort with several keys needs its keys' order, which a Go map does not
 // keep: decode with ParsePipelineJSON instead, or use one key per $sort.
 func ParsePipeline(s parse.Schema, resolve func(class string) (parse.Schema, error), stages []any) (*Pipeline, error) {
+	p := &pipeParser{schema: s, resolve: resolve, shape: classFields(s), base: true, total: new(int)}
+	return p.pipeline(stages, "pipeline")
+}
+
+// pipeline parses stages (at the path at) on the rows p's shape describes.
+func (p *pipeParser) pipeline(stages []any, at string) (*Pipeline, error) {
 	if len(stages) > MaxPipelineStages {
-		return nil, errAt("pipeline", "%d stages: a pipeline has at most %d", len(stages), MaxPipelineStages)
+		return nil, errAt(at, "%d stages: a pipeline has at most %d", len(stages), MaxPipelineStages)
 	}
-	p := &pipeParser{schema: s, resolve: resolve, shape: classFields(s), base: true}
-	pl := &Pipeline{Class: s.ClassName, Input: p.shape, Raw: stages}
+	if *p.total += len(stages); *p.total > maxTotalStages {
+		return nil, errAt(at, "more than %d stages in all (sub-pipelines of $facet and $unionWith count too)", maxTotalStages)
+	}
+	pl := &Pipeline{Class: p.schema.ClassName, Input: p.shape, Raw: stages}
 	for i, raw := range stages {
-		at := fmt.Sprintf("pipeline[%d]", i)
+		sat := fmt.Sprintf("%s[%d]", at, i)
 		keys, m, ok := asObject(raw)
 		if !ok || len(keys) != 1 {
-			return nil, errAt(at, "a stage is an object with exactly one stage operator (%s); got %s", supportedStages, describeAny(raw))
+			return nil, errAt(sat, "a stage is an object with exactly one stage operator (%s); got %s", supportedStages, describeAny(raw))
 		}
 		name := keys[0]
-		sts, err := p.stage(name, m[name], at+"."+name)
+		sts, err := p.stage(name, m[name], sat+"."+name)
 		if err != nil {
 			return nil, err
 		}
 		for _, st := range sts {
 			if a, b := foldDup(st.out()); a != "" {
-				return nil, errAt(at+"."+name, "fields %q and %q differ only in case; name them apart", a, b)
+				return nil, errAt(sat+"."+name, "fields %q and %q differ only in case; name them apart", a, b)
 			}
 			pl.Stages = append(pl.Stages, st)
 			p.shape = st.out()
@@ -466,7 +483,7 @@ func ParsePipeline(s parse.Schema, resolve func(class string) (parse.Schema, err
 	pl.Output = p.shape
 	if n := len(pl.Stages); n > 0 {
 		switch pl.Stages[n-1].(type) {
-		case *LimitStage, *CountStage:
+		case *LimitStage, *CountStage, *FacetStage:
 			pl.HasLimit = true
 		}
 	}
@@ -661,6 +678,9 @@ type pipeParser struct {
 	resolve func(string) (parse.Schema, error)
 	shape   []Field
 	base    bool // shape is still the class's own fields
+	total   *int // stages parsed so far, sub-pipelines included
+	nested  int  // sub-pipelines this parser is inside
+	inFacet bool // parsing a $facet's sub-pipeline
 }
 
 func (p *pipeParser) field(name string) (Field, bool) {
@@ -732,6 +752,18 @@ func (p *pipeParser) stage(name string, arg any, at string) ([]Stage, error) {
 		st, err = p.lookup(arg, at)
 	case "$sortByCount":
 		return p.sortByCount(arg, at)
+	case "$replaceRoot", "$replaceWith":
+		st, err = p.replaceRoot(name, arg, at)
+	case "$bucket":
+		st, err = p.bucket(arg, at)
+	case "$bucketAuto":
+		st, err = p.bucketAuto(arg, at)
+	case "$facet":
+		st, err = p.facet(arg, at)
+	case "$unionWith":
+		st, err = p.unionWith(arg, at)
+	case "$graphLookup":
+		st, err = p.graphLookup(arg, at)
 	default:
 		if unsupportedStages[name] {
 			return nil, errAt(at, "stage %s is not supported (supported: %s)", name, supportedStages)
@@ -1744,19 +1776,10 @@ func (p *pipeParser) lookup(arg any, at string) (Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.resolve == nil {
-		return nil, errAt(at+".from", "class %q cannot be looked up here", from)
-	}
-	// Resolved first: an invalid name is answered like an unknown or hidden
-	// class, so the answer does not tell which names could exist.
-	fs, err := p.resolve(from)
-	if err == nil && !parse.ValidClassName(from) {
-		err = fmt.Errorf("class %q was not found", from)
-	}
+	fs, err := p.resolveClass(from, at+".from")
 	if err != nil {
-		return nil, &classError{qe: &Error{Path: at + ".from", Msg: err.Error()}, cause: err}
+		return nil, err
 	}
-	fs.ClassName = from
 	st := &LookupStage{From: fs}
 	lop, err := p.ref("$"+strings.TrimPrefix(local, "$"), at+".localField")
 	if err != nil {
@@ -1800,23 +1823,20 @@ func (p *pipeParser) lookup(arg any, at string) (Stage, error) {
 	st.As = name
 	cls := fs
 	elem := Type{Kind: parse.TypeObject, Class: &cls}
-	at2 := Field{Name: name, Type: Type{Kind: parse.TypeArray, Elem: &elem}}
-	var out []Field
-	replaced := false
-	for _, f := range p.shape {
-		if f.Name == name {
-			out = append(out, at2)
-			replaced = true
-			continue
-		}
-		out = append(out, f)
-	}
-	if !replaced {
-		out = append(out, at2)
-	}
-	st.fields = out
+	st.fields = setField(p.shape, Field{Name: name, Type: Type{Kind: parse.TypeArray, Elem: &elem}})
 	p.base = false
 	return st, nil
+}
+
+// setField returns shape with f in place of the field of its name, or
+// added last.
+func setField(shape []Field, f Field) []Field {
+	out := append([]Field(nil), shape...)
+	if i := fieldIndex(out, f.Name); i >= 0 {
+		out[i] = f
+		return out
+	}
+	return append(out, f)
 }
 
 // classError is the *Error of a $lookup.from the resolver refused, still

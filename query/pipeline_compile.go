@@ -77,6 +77,26 @@ const ordCol = "_ord" // a row's position; user field names start with a letter
 // rows of every $lookup'd class (see ACLFilter).
 func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string, []any) {
 	c := &pcompiler{d: d, b: &Builder{D: d}, readACL: readACL}
+	prev, shape := c.pipeline(p)
+	cols := make([]string, 0, len(shape))
+	for _, f := range shape {
+		cols = append(cols, d.Ident(f.Name))
+	}
+	if len(cols) == 0 {
+		cols = []string{"NULL AS " + d.Ident("_none")}
+	}
+	with := "WITH "
+	if c.recursive {
+		with = "WITH RECURSIVE "
+	}
+	sqlText := with + strings.Join(c.ctes, ", ") + " SELECT " + strings.Join(cols, ", ") + " FROM " + prev + " ORDER BY " + d.Ident(ordCol)
+	return sqlText, c.b.Args
+}
+
+// pipeline renders p on its class's rows (with its Filter and the read
+// ACL) as CTEs, and returns the last one and its fields.
+func (c *pcompiler) pipeline(p *Pipeline) (string, []Field) {
+	d := c.d
 	shape := p.Input
 	stages := p.Stages
 	// The filter and the leading $match stages constrain the class rows
@@ -100,7 +120,7 @@ func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string,
 		sel = append(sel, d.Ident(f.Name))
 	}
 	sel = append(sel, d.Ident(parse.FieldObjectID)+" AS "+d.Ident(ordCol))
-	q := &Query{ReadACL: readACL}
+	q := &Query{ReadACL: c.readACL}
 	switch len(where) {
 	case 0:
 	case 1:
@@ -112,20 +132,17 @@ func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string,
 	if w := c.b.Where(q); w != "" {
 		body += " WHERE " + w
 	}
-	prev := c.cte(body)
+	return c.stages(stages, c.cte(body), shape)
+}
+
+// stages renders stages on the rows of prev (fields in) and returns the
+// last CTE and its fields.
+func (c *pcompiler) stages(stages []Stage, prev string, in []Field) (string, []Field) {
 	for _, st := range stages {
-		prev = c.stage(st, prev, shape)
-		shape = st.out()
+		prev = c.stage(st, prev, in)
+		in = st.out()
 	}
-	cols := make([]string, 0, len(shape))
-	for _, f := range shape {
-		cols = append(cols, d.Ident(f.Name))
-	}
-	if len(cols) == 0 {
-		cols = []string{"NULL AS " + d.Ident("_none")}
-	}
-	sqlText := "WITH " + strings.Join(c.ctes, ", ") + " SELECT " + strings.Join(cols, ", ") + " FROM " + prev + " ORDER BY " + d.Ident(ordCol)
-	return sqlText, c.b.Args
+	return prev, in
 }
 
 type pcompiler struct {
@@ -133,11 +150,28 @@ type pcompiler struct {
 	b       *Builder
 	readACL ACLFilter
 	ctes    []string
+	// recursive is set once a CTE refers to itself (WITH RECURSIVE).
+	recursive bool
 }
 
 func (c *pcompiler) cte(body string) string {
 	name := c.d.Ident("s" + strconv.Itoa(len(c.ctes)))
 	c.ctes = append(c.ctes, name+" AS ("+body+")")
+	return name
+}
+
+// recursiveCTE adds a CTE with named columns whose body refers to itself
+// (by the name body is given).
+func (c *pcompiler) recursiveCTE(cols []string, body func(self string) string) string {
+	c.recursive = true
+	name := c.d.Ident("s" + strconv.Itoa(len(c.ctes)))
+	c.ctes = append(c.ctes, "") // reserve the slot: body may add no CTE
+	quoted := make([]string, len(cols))
+	for i, col := range cols {
+		quoted[i] = c.d.Ident(col)
+	}
+	i := len(c.ctes) - 1
+	c.ctes[i] = name + "(" + strings.Join(quoted, ", ") + ") AS (" + body(name) + ")"
 	return name
 }
 
@@ -162,6 +196,8 @@ func (c *pcompiler) operand(op Operand, from string) string {
 			return c.d.Literal("NULL", op.Type)
 		}
 		return c.d.Literal(c.b.Param(op.Const), op.Type)
+	case op.Bucket != nil:
+		return c.bucketKey(op, from)
 	case op.Op != "":
 		tz := ""
 		if op.TZ != "" {
@@ -253,6 +289,18 @@ func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
 		return c.lookup(s, prev)
 	case *GroupStage:
 		return c.group(s, prev)
+	case *ReplaceRootStage:
+		return c.replaceRoot(s, prev)
+	case *BucketStage:
+		return c.group(s.Group, prev)
+	case *BucketAutoStage:
+		return c.bucketAuto(s, prev, in)
+	case *FacetStage:
+		return c.facet(s, prev)
+	case *UnionWithStage:
+		return c.unionWith(s, prev, in)
+	case *GraphLookupStage:
+		return c.graphLookup(s, prev, in)
 	}
 	panic(fmt.Sprintf("query: unknown pipeline stage %T", st))
 }

@@ -124,8 +124,17 @@ func restFromJSON(t Type, v any) any {
 		case t.Fields != nil:
 			out := make(map[string]any, len(t.Fields))
 			for _, f := range t.Fields {
-				if e := restFromJSON(f.Type, m[f.Name]); e != nil {
-					out[f.Name] = e
+				v, present := m[f.Name]
+				switch {
+				case v == nil && f.KeepNull && present:
+					out[f.Name] = nil
+				case v == nil:
+				case f.System:
+					out[f.Name] = v // createdAt/updatedAt: bare ISO strings
+				default:
+					if e := restFromJSON(f.Type, v); e != nil {
+						out[f.Name] = e
+					}
 				}
 			}
 			return out

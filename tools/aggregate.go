@@ -35,9 +35,9 @@ var pipelineSchema = &jsonschema.Schema{
 func groupInputs(extra map[string]*jsonschema.Schema, defSort string, defLimit, maxLimit int) map[string]*jsonschema.Schema {
 	m := map[string]*jsonschema.Schema{
 		"where":     whereRef,
-		"operation": enumSchema("per group", "count", "count", "sum", "avg", "min", "max"),
-		"sort":      enumSchema("", defSort, "value_desc", "value_asc", "key_asc", "key_desc"),
-		"limit":     intSchema("groups", 1, maxLimit, defLimit),
+		"operation": enumSchema("", "count", groupOperations...),
+		"sort":      enumSchema("", defSort, groupSorts...),
+		"limit":     intSchema("", 1, maxLimit, defLimit),
 		"skip":      skipSchema,
 	}
 	for k, v := range extra {
@@ -63,7 +63,7 @@ func aggregateTools() []*Tool {
 			Name:        "group_by",
 			Category:    CategoryAggregate,
 			Title:       "Group by a field",
-			Description: "Group by a field: count, sum, avg, min or max per value.",
+			Description: "Aggregate per value of a field.",
 			Permission:  agent.Readonly,
 			Timeout:     60 * time.Second,
 			ReadOnly:    true,
@@ -97,7 +97,7 @@ func aggregateTools() []*Tool {
 			Input: schemaFor[distinctArgs](map[string]*jsonschema.Schema{
 				"where": whereRef,
 				"sort":  enumSchema("", "asc", "asc", "desc"),
-				"limit": intSchema("values", 1, MaxDistinctLimit, DefaultDistinctLimit),
+				"limit": intSchema("", 1, MaxDistinctLimit, DefaultDistinctLimit),
 				"skip":  skipSchema,
 			}),
 			Handler: distinct,
@@ -136,7 +136,7 @@ type aggregateArgs struct {
 	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate, do not run"`
 	// ApplyCanonicalFilter false lets rows outside the class's canonical
 	// filter enter the pipeline.
-	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to let rows outside the class's canonical filter (see get_schema) enter the pipeline; default true"`
+	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty"`
 }
 
 // pointerClasses lists the result fields that hold bare objectIds of a
@@ -227,16 +227,22 @@ func withSkip(raw []byte, n int) json.RawMessage {
 }
 
 // Group operations.
-var groupOps = map[string]string{"count": "$sum", "sum": "$sum", "avg": "$avg", "average": "$avg", "min": "$min", "max": "$max"}
+var groupOps = map[string]string{"count": "$sum", "sum": "$sum", "avg": "$avg", "min": "$min", "max": "$max"}
+
+// groupSorts is the closed set of group_by's and group_by_date's sort.
+var groupSorts = []string{"value_desc", "value_asc", "key_asc", "key_desc"}
+
+// groupOperations is the closed set of the operation argument.
+var groupOperations = []string{"count", "sum", "avg", "min", "max"}
 
 type groupCommon struct {
 	ClassName  string `json:"class_name"`
-	Field      string `json:"field" jsonschema:"group key"`
+	Field      string `json:"field"`
 	Operation  string `json:"operation,omitempty" jsonschema:"count (default), sum, avg, min or max"`
 	ValueField string `json:"value_field,omitempty" jsonschema:"Number field (not for count)"`
 	Where      Where  `json:"where,omitempty"`
 	Sort       string `json:"sort,omitempty" jsonschema:"value_desc, value_asc, key_asc or key_desc"`
-	Limit      *int   `json:"limit,omitempty" jsonschema:"groups to return"`
+	Limit      *int   `json:"limit,omitempty"`
 	Skip       int    `json:"skip,omitempty"`
 	DryRun     bool   `json:"dry_run,omitempty"`
 }
@@ -254,10 +260,10 @@ type groupByDateArgs struct {
 
 type distinctArgs struct {
 	ClassName string `json:"class_name"`
-	Field     string `json:"field" jsonschema:"the field"`
+	Field     string `json:"field"`
 	Where     Where  `json:"where,omitempty"`
 	Sort      string `json:"sort,omitempty" jsonschema:"asc (default) or desc"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"values to return"`
+	Limit     *int   `json:"limit,omitempty"`
 	Skip      int    `json:"skip,omitempty"`
 	DryRun    bool   `json:"dry_run,omitempty"`
 }
@@ -277,10 +283,7 @@ func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (pa
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
 		return sch, f, nil, nil, "", argErr("field", "%q is not a groupable field of %s", g.Field, sch.ClassName)
 	}
-	op := strings.ToLower(g.Operation)
-	if op == "" {
-		op = "count"
-	}
+	op := opName(g.Operation)
 	acc, ok := groupOps[op]
 	if !ok {
 		return sch, f, nil, nil, "", argErr("operation", "must be count, sum, avg, min or max, got %q", g.Operation)
@@ -304,14 +307,12 @@ func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (pa
 	} else if len(m) > 0 {
 		stages = append(stages, map[string]any{"$match": m})
 	}
-	sort := g.Sort
-	if sort == "" {
-		sort = defSort
-	}
-	switch sort {
-	case "value_desc", "value_asc", "key_asc", "key_desc":
-	default:
-		return sch, f, nil, nil, "", argErr("sort", "must be value_desc, value_asc, key_asc or key_desc, got %q", g.Sort)
+	sort := defSort
+	if strings.TrimSpace(g.Sort) != "" {
+		var ok bool
+		if sort, ok = enumMember(groupSorts, g.Sort); !ok {
+			return sch, f, nil, nil, "", argErr("sort", "must be value_desc, value_asc, key_asc or key_desc, got %q", g.Sort)
+		}
 	}
 	return sch, f, stages, accumulator, sort, nil
 }
@@ -447,12 +448,13 @@ func groupNext(class string, params map[string]any, w Where) map[string]any {
 	return next
 }
 
+// opName is the operation argument's member ("count" when omitted).
 func opName(op string) string {
-	switch strings.ToLower(op) {
-	case "":
+	if strings.TrimSpace(op) == "" {
 		return "count"
-	case "average":
-		return "avg"
+	}
+	if m, ok := enumMember(groupOperations, op); ok {
+		return m
 	}
 	return strings.ToLower(op)
 }
@@ -491,7 +493,7 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	dir := 1
-	switch strings.ToLower(args.Sort) {
+	switch strings.ToLower(strings.TrimSpace(args.Sort)) {
 	case "", "asc":
 	case "desc":
 		dir = -1

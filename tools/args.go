@@ -103,7 +103,7 @@ var whereSchema = &jsonschema.Schema{
 
 // whereRef is the where argument of the tools after query_class, whose
 // example shows it.
-var whereRef = &jsonschema.Schema{Type: "object", Description: "as in query_class"}
+var whereRef = &jsonschema.Schema{Type: "object", Description: "see query_class"}
 
 // intSchema is an integer argument with its bounds and default.
 func intSchema(desc string, lo, hi, def int) *jsonschema.Schema {
@@ -134,13 +134,13 @@ func mustJSON(v any) json.RawMessage {
 
 var (
 	keysSchema      = listSchema("only these fields")
-	includeSchema   = listSchema("Pointer fields to inline")
-	canonicalSchema = &jsonschema.Schema{Type: "boolean", Default: mustJSON(true), Description: "false: skip canonical filter"}
-	objectIDSchema  = &jsonschema.Schema{Type: "string", Description: "the objectId"}
+	includeSchema   = listSchema("Pointers to inline")
+	canonicalSchema = &jsonschema.Schema{Type: "boolean", Default: mustJSON(true)}
+	objectIDSchema  = &jsonschema.Schema{Type: "string"}
 )
 
 // orderRef is the order argument of the tools after query_class.
-var orderRef = &jsonschema.Schema{Type: "string", Description: "as in query_class"}
+var orderRef = &jsonschema.Schema{Type: "string", Description: "see query_class"}
 
 // skipSchema is the skip argument of the paged tools.
 var skipSchema = &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(0.0)}

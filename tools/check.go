@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 )
 
 // CheckArgs checks a call's arguments against the tool's declared input
-// schema, once, before the tool runs: required arguments present, and the
-// bounds (minimum, maximum, minItems, maxItems) of the arguments given.
+// schema, once, before the tool runs: required arguments present, a value
+// of a closed set (enum) one of its members, and the bounds (minimum,
+// maximum, minItems, maxItems) of the arguments given.
 // Errors are invalid_argument naming the argument. Types and unknown
 // arguments are checked where the arguments are decoded (decodeArgs),
 // which also accepts the forms models often send (a JSON string holding
@@ -40,6 +42,10 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 			continue
 		}
 		d := map[string]any{"argument": name}
+		if len(p.Enum) > 0 && !inEnum(p.Enum, x, v) {
+			d["allowed"] = p.Enum
+			return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q must be one of %s; got %s", name, enumList(p.Enum), bytes.TrimSpace(v)), Details: d}
+		}
 		switch x := x.(type) {
 		case float64:
 			if p.Type == "integer" && x != math.Trunc(x) {
@@ -70,4 +76,53 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// enumAliases are other names models often give members of the built-in
+// tools' closed sets; the handlers map them to the member (enumMember).
+var enumAliases = map[string]string{"md": ExportMarkdown, "table": ExportText, "average": "avg"}
+
+// enumMember returns the member of values that v names: case and
+// surrounding space do not matter, and an alias names its member.
+func enumMember[T any](values []T, v string) (string, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if a, ok := enumAliases[v]; ok {
+		v = a
+	}
+	for _, m := range values {
+		if s, ok := any(m).(string); ok && strings.ToLower(s) == v {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// inEnum reports whether the argument x (raw: its JSON) is a member of
+// enum. An empty string is an omitted optional argument (its default).
+func inEnum(enum []any, x any, raw json.RawMessage) bool {
+	if s, ok := x.(string); ok {
+		if strings.TrimSpace(s) == "" {
+			return true
+		}
+		_, ok := enumMember(enum, s)
+		return ok
+	}
+	for _, m := range enum {
+		if b, err := json.Marshal(m); err == nil && bytes.Equal(b, bytes.TrimSpace(raw)) {
+			return true
+		}
+	}
+	return false
+}
+
+// enumList renders a closed set for an error: "csv, markdown or text".
+func enumList(enum []any) string {
+	parts := make([]string, len(enum))
+	for i, m := range enum {
+		parts[i] = fmt.Sprint(m)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
 }

@@ -12,6 +12,7 @@ import (
 func discoveryTools() []*Tool {
 	return []*Tool{{
 		Name:        "list_tools",
+		Title:       "List tools",
 		Category:    CategoryDiscovery,
 		Description: "The tools you may call, one line each.",
 		Permission:  agent.Readonly,

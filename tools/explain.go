@@ -27,7 +27,7 @@ func explainTools() []*Tool {
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereRef, "order": orderRef, "limit": intSchema("rows", 1, MaxQueryLimit, DefaultQueryLimit)}),
+		Input:       schemaFor[explainArgs](map[string]*jsonschema.Schema{"where": whereRef, "order": orderRef, "limit": intSchema("", 1, MaxQueryLimit, DefaultQueryLimit)}),
 		Handler:     explainQuery,
 	}}
 }
@@ -36,7 +36,7 @@ type explainArgs struct {
 	ClassName string `json:"class_name"`
 	Where     Where  `json:"where,omitempty"`
 	Order     string `json:"order,omitempty" jsonschema:"sort keys as for query_class"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"as for query_class (default 100)"`
+	Limit     *int   `json:"limit,omitempty"`
 }
 
 func explainQuery(ctx context.Context, c *Call) (any, error) {

@@ -42,7 +42,7 @@ func exportTools() []*Tool {
 		Name:        "export_data",
 		Category:    CategoryExport,
 		Title:       "Export",
-		Description: "Render objects (or pipeline rows) as a csv, markdown or text table for the user." + seeDocs,
+		Description: "Render objects (or pipeline rows) as a table for the user." + seeDocs,
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
@@ -51,11 +51,11 @@ func exportTools() []*Tool {
 			"order":    orderRef,
 			"columns":  columnsSchema,
 			"keys":     listSchema("field paths (not with columns)"),
-			"include":  listSchema("Pointer fields to include"),
-			"format":   enumSchema("output format", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
-			"limit":    intSchema("rows", 1, MaxExportLimit, DefaultExportLimit),
+			"include":  includeSchema,
+			"format":   enumSchema("", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
+			"limit":    intSchema("", 1, MaxExportLimit, DefaultExportLimit),
 			"skip":     skipSchema,
-			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "export an aggregate pipeline's rows"},
+			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "see aggregate"},
 		}),
 		Handler: exportData,
 	}}
@@ -79,7 +79,7 @@ type exportArgs struct {
 	Keys      StringList      `json:"keys,omitempty"`
 	Include   StringList      `json:"include,omitempty"`
 	Format    string          `json:"format,omitempty"`
-	Limit     *int            `json:"limit,omitempty" jsonschema:"rows to export, 1 to 10000 (default 1000)"`
+	Limit     *int            `json:"limit,omitempty"`
 	// Pipeline exports an aggregation's rows instead of the class's
 	// objects (as aggregate runs it); columns and keys then name its
 	// output fields.
@@ -335,16 +335,17 @@ func (r *ExportResult) keepRows(n int) {
 // exportFormat canonicalises the format argument ("md" and "table" are
 // accepted as the names models often use).
 func exportFormat(f string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(f)) {
-	case "", ExportCSV:
+	if strings.TrimSpace(f) == "" {
 		return ExportCSV, nil
-	case ExportMarkdown, "md":
-		return ExportMarkdown, nil
-	case ExportText, "table":
-		return ExportText, nil
+	}
+	if m, ok := enumMember(exportFormats, f); ok {
+		return m, nil
 	}
 	return "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"format\" must be csv, markdown or text, got %q", f), Details: map[string]any{"argument": "format"}}
 }
+
+// exportFormats is the closed set of the format argument.
+var exportFormats = []string{ExportCSV, ExportMarkdown, ExportText}
 
 // exportSpecs returns the requested columns (nil: the defaults) and the
 // argument that named them.

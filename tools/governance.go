@@ -19,6 +19,7 @@ func governanceTools() []*Tool {
 	return []*Tool{
 		{
 			Name:        "describe_agent",
+			Title:       "Describe agent",
 			Category:    CategoryDiscovery,
 			Description: "Every layer that governs this agent: tier, identity mode, class/tool/method filters (the effective tool list included), the fields its row filters test, hidden classes, operator gates and per-class access. With class_name, only what governs that class.",
 			Permission:  agent.Admin,
@@ -29,13 +30,14 @@ func governanceTools() []*Tool {
 		},
 		{
 			Name:        "would_permit",
+			Title:       "Would a call be permitted",
 			Category:    CategoryDiscovery,
 			Description: `Judge a tool call the way dispatch would, without running it: {"allowed":true} or the reason it would be refused (permission_tier, tool_filtered, env_gate, hidden_class, class_filter, unknown, clp, tenant, method_filtered, unknown_method, unknown_tool) and where. arguments are the call's arguments; class_name (and method_name for call_method) are what is judged.`,
 			Permission:  agent.Admin,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,
 			Input: schemaFor[wouldPermitArgs](map[string]*jsonschema.Schema{
-				"arguments": {Type: "object", Description: "The arguments the call would have, e.g. {\"class_name\":\"Ticket\"}."},
+				"arguments": {Type: "object", Description: "The arguments the call would have.", Examples: []any{map[string]any{"class_name": "Ticket"}}},
 			}),
 			Handler: wouldPermit,
 		},

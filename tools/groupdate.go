@@ -44,7 +44,7 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 	if f.Type != parse.TypeDate {
 		return nil, argErr("field", "group_by_date needs a Date field; %q is %s", args.Field, f.Type)
 	}
-	interval := strings.ToLower(args.Interval)
+	interval, _ := enumMember(dateIntervals, args.Interval)
 	parts, ok := dateParts[interval]
 	if !ok {
 		return nil, argErr("interval", "must be one of %s, got %q", strings.Join(dateIntervals, ", "), args.Interval)

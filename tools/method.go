@@ -18,15 +18,16 @@ import (
 func methodTools() []*Tool {
 	return []*Tool{{
 		Name:        "call_method",
+		Title:       "Call a method",
 		Category:    CategoryMutation,
-		Description: "Call a method declared on a class (see get_schema); instance methods need object_id.",
+		Description: "Call a class's declared method (see get_schema); instance methods need object_id.",
 		Permission:  agent.Readonly,
 		Gate:        agent.GateNone,
 		Destructive: true, // some declared methods are
 		Timeout:     30 * time.Second,
 		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
-			"arguments": {Type: "object", Description: "per the method's parameters"},
-			"dry_run":   {Type: "boolean", Description: "check, write nothing"},
+			"arguments": {Type: "object", Description: "see get_schema"},
+			"dry_run":   {Type: "boolean"},
 		}),
 		Handler: callMethod,
 	}}
@@ -34,7 +35,7 @@ func methodTools() []*Tool {
 
 type callMethodArgs struct {
 	ClassName  string     `json:"class_name"`
-	MethodName string     `json:"method_name" jsonschema:"the method"`
+	MethodName string     `json:"method_name"`
 	ObjectID   string     `json:"object_id,omitempty" jsonschema:"an instance method's object"`
 	Arguments  JSONObject `json:"arguments,omitempty"`
 	DryRun     bool       `json:"dry_run,omitempty"`

@@ -93,7 +93,7 @@ func queryTools() []*Tool {
 			Permission:  agent.Readonly,
 			Timeout:     15 * time.Second,
 			ReadOnly:    true,
-			Input:       schemaFor[sampleArgs](map[string]*jsonschema.Schema{"limit": intSchema("objects", 1, MaxSampleLimit, DefaultSampleLimit)}),
+			Input:       schemaFor[sampleArgs](map[string]*jsonschema.Schema{"limit": intSchema("", 1, MaxSampleLimit, DefaultSampleLimit)}),
 			Handler:     getSampleObjects,
 		},
 	}
@@ -109,13 +109,13 @@ type queryArgs struct {
 	Include   StringList `json:"include,omitempty"`
 	// ApplyCanonicalFilter false includes rows outside the class's
 	// canonical filter (soft-deleted, drafts…).
-	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty" jsonschema:"false to include rows outside the class's canonical filter (see get_schema); default true"`
+	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty"`
 }
 
 type countArgs struct {
 	ClassName            string `json:"class_name"`
 	Where                Where  `json:"where,omitempty"`
-	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty" jsonschema:"false to count rows outside the class's canonical filter too; default true"`
+	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty"`
 }
 
 // canonicalScope is the scope a call runs in: the caller may opt out of
@@ -153,7 +153,7 @@ func largeFieldKeys(scope *agent.Scope, sch parse.Schema) (keys, omitted []strin
 
 type getObjectArgs struct {
 	ClassName string     `json:"class_name"`
-	ObjectID  string     `json:"object_id" jsonschema:"the objectId"`
+	ObjectID  string     `json:"object_id"`
 	Include   StringList `json:"include,omitempty"`
 }
 
@@ -165,7 +165,7 @@ type getObjectsArgs struct {
 
 type sampleArgs struct {
 	ClassName string `json:"class_name"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"how many objects, 1 to 20 (default 5)"`
+	Limit     *int   `json:"limit,omitempty"`
 }
 
 func intArg(name string, v *int, def, lo, hi int) (int, error) {

@@ -136,8 +136,12 @@ type Tool struct {
 	Gate agent.GateKind
 	// Op is the class-level operation the tool performs on its class_name
 	// argument ("" when it takes none), for would_permit.
-	Op      parse.Op
-	Input   *jsonschema.Schema
+	Op    parse.Op
+	Input *jsonschema.Schema
+	// Output is the shape of the tool's result (the MCP outputSchema):
+	// with one, a result is also sent as structuredContent, and it must
+	// match. Nil: the result travels as JSON text only.
+	Output  *jsonschema.Schema
 	Handler Handler
 }
 
@@ -304,6 +308,9 @@ func Builtin() []*Tool {
 	for _, t := range out {
 		if t.Op == "" {
 			t.Op = builtinOps[t.Name]
+		}
+		if t.Output == nil {
+			t.Output = ObjectOutput
 		}
 	}
 	return out

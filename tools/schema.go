@@ -18,6 +18,7 @@ func schemaTools() []*Tool {
 	return []*Tool{
 		{
 			Name:        "get_all_schemas",
+			Title:       "All schemas",
 			Category:    CategorySchema,
 			Description: "Start here: the classes you can access, with field types.",
 			Permission:  agent.Readonly,
@@ -30,6 +31,7 @@ func schemaTools() []*Tool {
 		},
 		{
 			Name:        "get_schema",
+			Title:       "Class schema",
 			Category:    CategorySchema,
 			Description: "One class in detail: fields, targets, permissions, methods.",
 			Permission:  agent.Readonly,

@@ -28,10 +28,13 @@ import (
 
 func writeTools() []*Tool {
 	dry := &jsonschema.Schema{Type: "boolean", Description: "Preview only: validate and show what would change; nothing is written."}
-	obj := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "object", Description: desc} }
+	obj := func(desc string, example map[string]any) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "object", Description: desc, Examples: []any{example}}
+	}
 	return []*Tool{
 		{
 			Name:        "create_object",
+			Title:       "Create an object",
 			Category:    CategoryMutation,
 			Description: `Create one object of a class. object maps field names to values in Parse REST JSON (Dates as {"__type":"Date","iso":"…"}, Pointers as {"__type":"Pointer","className":"…","objectId":"…"}); objectId, createdAt and updatedAt are assigned by the server. Pass dry_run:true to validate without writing. Prefer a declared method (call_method) when the class has one.`,
 			Permission:  agent.Write,
@@ -39,13 +42,14 @@ func writeTools() []*Tool {
 			Op:          parse.OpCreate,
 			Timeout:     15 * time.Second,
 			Input: schemaFor[createObjectArgs](map[string]*jsonschema.Schema{
-				"object":  obj("Field values of the new object (REST JSON). ACL may be set."),
+				"object":  obj("Field values of the new object (REST JSON). ACL may be set.", map[string]any{"title": "Check the valves", "priority": 2, "project": map[string]any{"__type": "Pointer", "className": "Project", "objectId": "pApollo001"}}),
 				"dry_run": dry,
 			}),
 			Handler: createObject,
 		},
 		{
 			Name:        "update_object",
+			Title:       "Update an object",
 			Category:    CategoryMutation,
 			Description: `Set fields of one object. object maps the fields to change to their new values (REST JSON); null or {"__op":"Delete"} unsets a field. Only objects this agent can read and write are found. Pass dry_run:true to see the current and the new values without writing.`,
 			Permission:  agent.Write,
@@ -55,13 +59,14 @@ func writeTools() []*Tool {
 			Idempotent:  true,
 			Timeout:     15 * time.Second,
 			Input: schemaFor[updateObjectArgs](map[string]*jsonschema.Schema{
-				"object":  obj("The fields to change and their new values (REST JSON)."),
+				"object":  obj("The fields to change and their new values (REST JSON).", map[string]any{"status": "closed", "priority": 1}),
 				"dry_run": dry,
 			}),
 			Handler: updateObject,
 		},
 		{
 			Name:        "delete_object",
+			Title:       "Delete an object",
 			Category:    CategoryMutation,
 			Description: "Delete one object by objectId. Only objects this agent can read and write are found. Pass dry_run:true to see the object that would be deleted.",
 			Permission:  agent.Write,
@@ -75,6 +80,7 @@ func writeTools() []*Tool {
 		},
 		{
 			Name:        "create_class",
+			Title:       "Create a class",
 			Category:    CategoryMutation,
 			Description: `Create a class (master key only). fields maps each field name to {"type": String|Number|Boolean|Date|Object|Array|Pointer|Relation|File|GeoPoint|Polygon|Bytes, "targetClass": for Pointer and Relation, "required": bool}; objectId, createdAt, updatedAt and ACL are added. class_level_permissions takes Parse's CLP JSON. Pass dry_run:true to validate without creating.`,
 			Permission:  agent.Admin,
@@ -85,6 +91,8 @@ func writeTools() []*Tool {
 				"fields": {
 					Type:        "object",
 					Description: "Field name → field definition.",
+					Examples: []any{map[string]any{"title": map[string]any{"type": "String", "required": true},
+						"project": map[string]any{"type": "Pointer", "targetClass": "Project"}}},
 					AdditionalProperties: &jsonschema.Schema{
 						Type: "object",
 						Properties: map[string]*jsonschema.Schema{
@@ -96,13 +104,14 @@ func writeTools() []*Tool {
 						AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 					},
 				},
-				"class_level_permissions": obj(`Parse class-level permissions, e.g. {"find":{"*":true},"create":{"role:Admin":true},"protectedFields":{"*":["secret"]}}; omitted operations stay public.`),
+				"class_level_permissions": obj("Parse class-level permissions; omitted operations stay public.", map[string]any{"find": map[string]any{"*": true}, "create": map[string]any{"role:Admin": true}, "protectedFields": map[string]any{"*": []any{"secret"}}}),
 				"dry_run":                 dry,
 			}),
 			Handler: createClass,
 		},
 		{
 			Name:        "delete_class",
+			Title:       "Delete a class",
 			Category:    CategoryMutation,
 			Description: "Delete an empty class (master key only); a class holding objects is refused. Pass dry_run:true to check without deleting.",
 			Permission:  agent.Admin,

@@ -329,17 +329,18 @@ func TestServeDemo(t *testing.T) {
 func typescriptAgentSession(t *testing.T, url string) {
 	stdout := runNode(t, url, "agent_session.mjs")
 	var report struct {
-		CatalogBytes, Tools, DocBytes, Pages int
-		DocMime                              string
-		IDs                                  []string
-		OpenCount                            int
-		ExportRows                           []int
-		Calls                                []struct {
+		CatalogBytes, Tools, Described, DocBytes, Pages int
+		DocMime                                         string
+		IDs                                             []string
+		OpenCount                                       int
+		ExportRows                                      []int
+		Calls                                           []struct {
 			Tool        string
 			Bytes       int
 			IsError     bool
 			Truncated   bool
 			RowsLeftOut int `json:"rows_left_out"`
+			Structured  bool
 		}
 	}
 	if err := json.Unmarshal(stdout, &report); err != nil {
@@ -350,6 +351,12 @@ func typescriptAgentSession(t *testing.T, url string) {
 		if c.Bytes > mcpserver.DefaultMaxResponseBytes || c.IsError {
 			t.Errorf("%s: %d bytes (budget %d), error %v", c.Tool, c.Bytes, mcpserver.DefaultMaxResponseBytes, c.IsError)
 		}
+		if !c.Structured {
+			t.Errorf("%s: no structuredContent, or not the text's JSON", c.Tool)
+		}
+	}
+	if report.Described != report.Tools {
+		t.Errorf("%d of %d tools have a title and an object outputSchema", report.Described, report.Tools)
 	}
 	t.Logf("tools/list: %d tools, %d bytes; query-language doc %d bytes; %d query pages", report.Tools, report.CatalogBytes, report.DocBytes, report.Pages)
 	if report.CatalogBytes > 10<<10 || report.DocBytes == 0 || report.DocMime != "text/markdown" {

@@ -4,7 +4,9 @@
 // export_data paged through next_call. Usage:
 //   node agent_session.mjs http://127.0.0.1:PORT/mcp
 // Prints one JSON report (every call with its result size) on stdout;
-// exits non-zero on any failure.
+// exits non-zero on any failure. The SDK client validates each result's
+// structuredContent against the outputSchema tools/list gave for its tool
+// (and refuses a result without one): a call that returns is valid.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -22,7 +24,9 @@ async function call(name, args) {
   const res = await client.callTool({ name, arguments: args });
   const text = res.content?.[0]?.text ?? "";
   const body = JSON.parse(text || "null");
-  calls.push({ tool: name, bytes: Buffer.byteLength(text), isError: res.isError ?? false, body });
+  // structuredContent is the text's JSON, not a second rendering of it.
+  const structured = res.structuredContent !== undefined && JSON.stringify(res.structuredContent) === JSON.stringify(body);
+  calls.push({ tool: name, bytes: Buffer.byteLength(text), isError: res.isError ?? false, body, structured });
   if (res.isError) throw new Error(`${name}: ${text}`);
   return body;
 }
@@ -62,13 +66,14 @@ try {
   process.stdout.write(JSON.stringify({
     catalogBytes,
     tools: tools.tools.length,
+    described: tools.tools.filter((t) => t.title && t.outputSchema?.type === "object").length,
     docBytes: Buffer.byteLength(doc.contents[0]?.text ?? ""),
     docMime: doc.contents[0]?.mimeType,
     pages,
     ids,
     openCount: count.count,
     exportRows,
-    calls: calls.map((c) => ({ tool: c.tool, bytes: c.bytes, isError: c.isError, truncated: c.body?.truncated ?? false, rows_left_out: c.body?.rows_left_out ?? 0 })),
+    calls: calls.map((c) => ({ tool: c.tool, bytes: c.bytes, isError: c.isError, truncated: c.body?.truncated ?? false, rows_left_out: c.body?.rows_left_out ?? 0, structured: c.structured })),
   }));
   await transport.terminateSession().catch(() => {});
   await client.close();

@@ -19,6 +19,9 @@ import (
 // class, and sub-queries inside a $match, for a caller without the master
 // key or with row filters.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
+	if name := pgUnsupportedStage(p); name != "" {
+		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	}
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
@@ -72,4 +75,20 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 		resp.Results = []map[string]any{}
 	}
 	return resp.Results, nil
+}
+
+// pgUnsupportedStage names the first stage of p that Parse Server's
+// PostgreSQL adapter does not translate into SQL ("" for none). Those
+// stages are refused before any request rather than passed on: the
+// adapter has no translation for them, so what came back would not be
+// what the pipeline means.
+func pgUnsupportedStage(p *query.Pipeline) string {
+	for _, st := range p.Stages {
+		switch st.(type) {
+		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
+			*query.UnionWithStage, *query.GraphLookupStage:
+			return st.Name()
+		}
+	}
+	return ""
 }

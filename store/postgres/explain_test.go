@@ -2,11 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/internal/pgtest"
-	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
@@ -18,23 +16,7 @@ func TestExplain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sch := parse.NewSchema("Thing")
-	sch.Fields["name"] = parse.Field{Type: parse.TypeString}
-	sch.Fields["n"] = parse.Field{Type: parse.TypeNumber}
-	sch.Indexes = map[string]map[string]int{"n_1": {"n": 1}}
-	if err := st.CreateClass(ctx, sch); err != nil {
-		t.Fatal(err)
-	}
-	objs := make([]parse.Object, 5000)
-	for i := range objs {
-		objs[i] = parse.Object{"objectId": fmt.Sprintf("id%06d", i), "name": fmt.Sprintf("thing %d", i), "n": float64(i)}
-	}
-	if err := st.Create(ctx, "Thing", objs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Pool().Exec(ctx, `ANALYZE "Thing"`); err != nil {
-		t.Fatal(err)
-	}
+	pgtest.Things(t, st, 5000)
 	plan := func(where string) (full bool, idx []string) {
 		t.Helper()
 		s, _ := st.Schema(ctx, "Thing")

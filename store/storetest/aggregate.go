@@ -17,6 +17,9 @@ var aggregateTests = []subtest{
 	{"FieldTypes", testAggregateFieldTypes},
 	{"JSONValues", testAggregateJSONValues},
 	{"Governance", testAggregateGovernance},
+	{"Stages", testAggregateStages},
+	{"StageErrors", testAggregateStageErrors},
+	{"StageGovernance", testAggregateStageGovernance},
 }
 
 // The aggregation fixture.
@@ -472,7 +475,7 @@ func testAggregateErrors(t *testing.T, s store.Store) {
 		{`[{"$lookup": {"from": "Nope", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.from"},
 		{`[{"$lookup": {"from": "Project", "localField": "owner", "foreignField": "_id", "as": "x"}}]`, "pipeline[0].$lookup.localField"},
 		{`[{"$group": {"_id": "$status", "n": {"$sum": 1}}}, {"$match": {"title": "alpha"}}]`, "pipeline[1].$match.title"},
-		{`[{"$facet": {}}]`, "pipeline[0].$facet"},
+		{`[{"$out": "Other"}]`, "pipeline[0].$out"},
 	}
 	for _, c := range cases {
 		_, err := query.ParsePipelineJSON(sch, resolve, []byte(c.pipeline))
