@@ -46,11 +46,12 @@ var approvalSchema = &jsonschema.Schema{
 type approvals struct {
 	disabled bool
 	timeout  time.Duration
+	timing   timing // measures timeout
 	secret   []byte
 }
 
 func newApprovals(o Options) (*approvals, error) {
-	a := &approvals{disabled: o.DisableApproval, timeout: o.ApprovalTimeout, secret: o.ApprovalSecret}
+	a := &approvals{disabled: o.DisableApproval, timeout: o.ApprovalTimeout, timing: timing{o.Clock}, secret: o.ApprovalSecret}
 	if a.timeout <= 0 {
 		a.timeout = DefaultApprovalTimeout
 	}
@@ -120,7 +121,7 @@ func (ap *approvals) hook(req *mcp.CallToolRequest, a *agent.Agent) tools.Approv
 			res.ticket.releaseStream()
 		}
 		parent, rearm := waitContext(ctx)
-		wctx, cancel := context.WithTimeout(parent, ap.timeout)
+		wctx, cancel := ap.timing.withTimeout(parent, ap.timeout)
 		defer cancel()
 		res, err := ss.Elicit(wctx, params)
 		if err != nil {
@@ -175,7 +176,7 @@ func (ap *approvals) roundTrip(req *mcp.CallToolRequest, a *agent.Agent, what to
 	want := approvalState{Principal: principalKey(a, nil), Tool: req.Params.Name, Args: digest(req.Params.Arguments), Summary: digest([]byte(what.Summary))}
 	resp, answered := req.Params.InputResponses[approvalInputID]
 	if !answered || req.Params.RequestState == "" {
-		want.Issued = time.Now().UnixMilli()
+		want.Issued = ap.timing.now().UnixMilli()
 		return &inputRequired{requests: mcp.InputRequestMap{approvalInputID: params}, state: ap.sign(want)}
 	}
 	got, err := ap.open(req.Params.RequestState)
@@ -187,7 +188,7 @@ func (ap *approvals) roundTrip(req *mcp.CallToolRequest, a *agent.Agent, what to
 	if got != want {
 		return denied("invalid_state", "the approval answer does not belong to this call")
 	}
-	if time.Since(issued) > ap.timeout {
+	if ap.timing.since(issued) > ap.timeout {
 		return denied("timeout", "the approval came after the %s the request stays open", ap.timeout)
 	}
 	res, ok := resp.(*mcp.ElicitResult)
@@ -235,6 +236,7 @@ type rearmKey struct{}
 type rearmer struct {
 	parent context.Context
 	limit  time.Duration
+	timing timing // measures limit
 	// cancels collects the cancel functions of re-armed contexts; the
 	// timeout guard calls them when the call ends.
 	cancels *[]context.CancelFunc
@@ -250,7 +252,7 @@ func waitContext(ctx context.Context) (context.Context, func() context.Context) 
 		return ctx, func() context.Context { return ctx }
 	}
 	return r.parent, func() context.Context {
-		c, cancel := context.WithTimeout(r.parent, r.limit)
+		c, cancel := r.timing.withTimeout(r.parent, r.limit)
 		*r.cancels = append(*r.cancels, cancel)
 		return context.WithValue(c, rearmKey{}, r)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -113,6 +114,12 @@ func toolResult(t *testing.T, cs *mcp.ClientSession, name string, args map[strin
 	if err != nil {
 		t.Fatalf("%s: protocol error: %v", name, err)
 	}
+	return decodeResult(t, res)
+}
+
+// decodeResult decodes a tool result's JSON text.
+func decodeResult(t *testing.T, res *mcp.CallToolResult) (map[string]any, bool) {
+	t.Helper()
 	var out map[string]any
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out); err != nil {
 		t.Fatal(err)
@@ -227,22 +234,37 @@ func TestApprovalOfDestructiveOperations(t *testing.T) {
 }
 
 // No answer within approval_timeout refuses the change (the person may
-// answer later; it no longer counts).
+// answer later; it no longer counts). The timeout runs on a fake clock,
+// moved past it while the person is being asked; the late answer comes
+// after that (for the older versions once the call has ended, so it
+// cannot overtake the expiry; for 2026-07-28 it is the retry that carries
+// the too-old state).
 func TestApprovalTimeout(t *testing.T) {
 	for _, version := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			url, st := approvalEndpoint(t, mcpserver.Options{ApprovalTimeout: 300 * time.Millisecond})
+			const timeout = time.Minute
+			clock := clockwork.NewFakeClockAt(time.Now())
+			url, st := approvalEndpoint(t, mcpserver.Options{ApprovalTimeout: timeout, Clock: clock,
+				Timeouts: map[string]time.Duration{"delete_object": time.Hour}}) // the tool's own limit plays no part
 			id := newTicket(t, st)
-			var a asked
-			late := func(ctx context.Context) (*mcp.ElicitResult, error) {
-				select {
-				case <-time.After(1500 * time.Millisecond):
-				case <-ctx.Done():
-				}
+			asking, late := make(chan struct{}), make(chan struct{})
+			var lateOnce sync.Once
+			answerLate := func() { lateOnce.Do(func() { close(late) }) }
+			defer answerLate()
+			person := func(context.Context) (*mcp.ElicitResult, error) {
+				close(asking)
+				<-late
 				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 			}
-			cs := httpClient(t, url, version, a.handler(t, st, "Ticket", id, late))
-			out, isErr := toolResult(t, cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": id})
+			var a asked
+			cs := httpClient(t, url, version, a.handler(t, st, "Ticket", id, person))
+			done := callAsync(cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": id})
+			waitClosed(t, asking, "the person was never asked")
+			clock.Advance(timeout + time.Millisecond)
+			if version >= "2026-07-28" {
+				answerLate() // the retry carries a state one minute and a millisecond old
+			}
+			out, isErr := callResult(t, done)
 			if !isErr || out["error_code"] != "approval_denied" || out["details"].(map[string]any)["kind"] != "timeout" {
 				t.Fatalf("late answer: %v", out)
 			}
@@ -253,30 +275,80 @@ func TestApprovalTimeout(t *testing.T) {
 	}
 }
 
-// The time a person takes does not count against the tool's own limit.
-//
-// The person answers 1.5 times the tool's limit after being asked; the
-// limit (2 s) is long enough for the delete that follows on a loaded
-// machine (it was 200 ms, which a loaded machine's delete could outlast).
+// The time a person takes does not count against the tool's own limit:
+// with the limits on a fake clock, the person answers after 1.5 times
+// the tool's limit has passed, and the delete runs (on a fresh limit).
 func TestApprovalWaitOutsideToolTimeout(t *testing.T) {
-	limit := 2 * time.Second
-	url, st := approvalEndpoint(t, mcpserver.Options{Timeouts: map[string]time.Duration{"delete_object": limit}})
+	const limit = time.Minute
+	clock := clockwork.NewFakeClockAt(time.Now())
+	url, st := approvalEndpoint(t, mcpserver.Options{Clock: clock, Timeouts: map[string]time.Duration{"delete_object": limit}})
 	id := newTicket(t, st)
-	slow := func(ctx context.Context) (*mcp.ElicitResult, error) {
+	asking, answer := make(chan struct{}), make(chan struct{})
+	var answerOnce sync.Once
+	answerNow := func() { answerOnce.Do(func() { close(answer) }) }
+	defer answerNow()
+	person := func(ctx context.Context) (*mcp.ElicitResult, error) {
+		close(asking)
 		select {
-		case <-time.After(limit * 3 / 2):
-		case <-ctx.Done(): // the server gave up asking: the tool's limit ran during the wait
+		case <-answer:
+		case <-ctx.Done(): // the server gave up asking
 			return nil, ctx.Err()
 		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
 	}
 	var a asked
-	cs := httpClient(t, url, "2025-11-25", a.handler(t, st, "Ticket", id, slow))
-	if out, isErr := toolResult(t, cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": id}); isErr {
-		t.Fatalf("approved after 3 s with a 2 s tool limit: %v", out)
+	cs := httpClient(t, url, "2025-11-25", a.handler(t, st, "Ticket", id, person))
+	done := callAsync(cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": id})
+	waitClosed(t, asking, "the person was never asked")
+	clock.Advance(limit * 3 / 2)
+	answerNow()
+	if out, isErr := callResult(t, done); isErr {
+		t.Fatalf("approved after 1.5 times the tool's limit: %v", out)
 	}
 	if exists(t, st, "Ticket", id) {
 		t.Fatal("not deleted")
+	}
+}
+
+// called is the outcome of a tool call run by callAsync.
+type called struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// callAsync runs a tool call in its own goroutine (the test moves a fake
+// clock while it waits).
+func callAsync(cs *mcp.ClientSession, name string, args map[string]any) <-chan called {
+	done := make(chan called, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+		done <- called{res, err}
+	}()
+	return done
+}
+
+// callResult waits for a callAsync call and decodes its JSON text.
+func callResult(t *testing.T, done <-chan called) (map[string]any, bool) {
+	t.Helper()
+	var c called
+	select {
+	case c = <-done:
+	case <-time.After(30 * time.Second): // bounds a hang
+		t.Fatal("the call never returned")
+	}
+	if c.err != nil {
+		t.Fatalf("protocol error: %v", c.err)
+	}
+	return decodeResult(t, c.res)
+}
+
+// waitClosed waits until ch is closed; the bound only ends a hang.
+func waitClosed(t *testing.T, ch <-chan struct{}, msg string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal(msg)
 	}
 }
 

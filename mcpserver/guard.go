@@ -88,7 +88,8 @@ func argsGuard() Guard {
 // timeoutGuard bounds the call by the tool's timeout (or the operator's
 // override); the deadline reaches the database through the context: SQLite
 // interrupts the statement, PostgreSQL cancels it.
-func timeoutGuard(overrides map[string]time.Duration) Guard {
+// The limit is measured on tm.
+func timeoutGuard(overrides map[string]time.Duration, tm timing) Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
 			limit := inv.Tool.Timeout
@@ -96,8 +97,8 @@ func timeoutGuard(overrides map[string]time.Duration) Guard {
 				limit = d
 			}
 			var cancels []context.CancelFunc
-			r := &rearmer{parent: ctx, limit: limit, cancels: &cancels}
-			ctx, cancel := context.WithTimeout(ctx, limit)
+			r := &rearmer{parent: ctx, limit: limit, timing: tm, cancels: &cancels}
+			ctx, cancel := tm.withTimeout(ctx, limit)
 			defer func() {
 				cancel()
 				for _, c := range cancels {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/jonboulle/clockwork"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -80,6 +81,10 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a person to approve a
 	// destructive change (default 300 s).
 	ApprovalTimeout time.Duration
+	// Clock measures the tools' time limits, the approval timeout and the
+	// age of a signed approval state (nil: the real clock; tests pass a
+	// fake one and advance it).
+	Clock clockwork.Clock
 	// DisableApproval runs destructive changes (delete_object,
 	// delete_class, destructive methods) without asking a person. Meant
 	// for unattended pipelines whose operator approved them in advance.
@@ -176,7 +181,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts)}
+	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), permissionGuard(s.config), s.tokenGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts, timing{opts.Clock})}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       opts.Logger,

@@ -52,10 +52,18 @@ func TestRedisNotifierFanOut(t *testing.T) {
 	if err := b.Publish(ctx, Message{ID: "from-b"}); err != nil {
 		t.Fatal(err)
 	}
-	// b's message was published after a's: once A and B both have it, each
-	// has processed every earlier frame on the channel (including A's own
-	// echoes, which it must skip).
-	waitFor(t, 5*time.Second, "from-b on both", func() bool { return inA.count("from-b") == 1 && inB.count("from-b") == 1 })
+	if err := a.Publish(ctx, Message{ID: "a-end"}); err != nil {
+		t.Fatal(err)
+	}
+	// The barriers: a publisher hands its own message to its listeners
+	// at once, so each instance waits for one the other published last.
+	// Redis delivers in publishing order: once A has from-b, it has
+	// processed (and skipped) its own echoes of a-0…a-19; once B has
+	// a-end, it has processed a-0…a-19 and its own echo of from-b.
+	waitFor(t, 5*time.Second, "from-b on A and a-end on B", func() bool { return inA.count("from-b") == 1 && inB.count("a-end") == 1 })
+	if inB.count("from-b") != 1 {
+		t.Fatalf("from-b delivered %d times on B, want once", inB.count("from-b"))
+	}
 	for i := range n {
 		id := fmt.Sprint("a-", i)
 		if ca, cb := inA.count(id), inB.count(id); ca != 1 || cb != 1 {

@@ -115,8 +115,8 @@ func Start(t testing.TB, opts Options) *Server {
 		env = append(env, "PARSE_RATE_LIMIT="+opts.RateLimit)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("Parse Server log (tail):\n%s", tail(s.Log(), 4000))
+		if t.Failed() { // s.proc is nil when the start failed
+			t.Logf("Parse Server log (tail):\n%s", tail(testproc.ReadLog(logFile), 4000))
 		}
 	})
 	s.proc = testproc.Start(t, testproc.Options{

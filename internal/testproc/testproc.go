@@ -8,9 +8,11 @@
 package testproc
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -39,6 +41,12 @@ type Server struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
+
+	// stopping is set before the test stops or kills the process;
+	// died records how it ended when it ended without that (shown when
+	// the test fails: a server killed from outside, or crashed).
+	stopping atomic.Bool
+	died     atomic.Pointer[string]
 }
 
 // Start starts a private server for t (see Server.Start); it is killed
@@ -49,7 +57,11 @@ func Start(t testing.TB, o Options) *Server {
 	t.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if d := s.died.Load(); d != nil && t.Failed() {
+			t.Log(*d)
+		}
 		if s.cmd != nil {
+			s.stopping.Store(true)
 			_ = s.cmd.Process.Kill()
 			<-s.done
 			s.cmd = nil
@@ -74,8 +86,13 @@ func (s *Server) Start() {
 		s.t.Fatalf("%s: start: %v", s.o.Name, err)
 	}
 	done := make(chan struct{})
+	s.stopping.Store(false)
 	go func() {
 		_ = cmd.Wait()
+		if !s.stopping.Load() {
+			d := fmt.Sprintf("%s (pid %d) ended on its own at %s: %v", s.o.Name, cmd.Process.Pid, time.Now().UTC().Format("15:04:05.000"), cmd.ProcessState)
+			s.died.Store(&d)
+		}
 		close(done)
 	}()
 	s.cmd, s.done = cmd, done
@@ -99,6 +116,7 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		s.t.Fatalf("%s: Stop of a stopped server", s.o.Name)
 	}
+	s.stopping.Store(true)
 	if s.o.Shutdown != nil {
 		s.o.Shutdown(s.cmd.Process)
 	} else {
@@ -133,11 +151,13 @@ func ReadLog(path string) string {
 	return string(b)
 }
 
-// WaitReady probes ready until it reports nil. Its deadline (a minute)
-// only bounds a hang: past it the test fails with the server's log.
+// WaitReady probes ready until it reports nil. Its deadline (three
+// minutes) only bounds a hang: past it the test fails with the server's
+// log. (One minute was too short for Parse Server to start on the shared
+// 2-core machine under a loaded -count=5 run.)
 func WaitReady(t testing.TB, name string, ready func() error, log func() string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		err := ready()
 		if err == nil {
