@@ -34,7 +34,7 @@ func and(es ...query.Expr) query.Expr {
 // schema: operator filters may name fields the agent cannot.
 func (s *Scope) rowFilter(ctx context.Context, raw parse.Schema, byID bool) (query.Expr, error) {
 	class := raw.ClassName
-	parser := query.Parser{Resolve: func(c string) (parse.Schema, error) { return s.st.Schema(ctx, c) }}
+	parser := query.Parser{Resolve: func(c string) (parse.Schema, error) { return s.raw(ctx, c) }}
 	var parts []query.Expr
 	m := s.meta(class)
 	if m != nil && len(m.CanonicalFilter) > 0 && !byID && !s.noCanonical {

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -136,6 +138,17 @@ func (s *Scope) denial(class string) string {
 // agent (it may still not exist).
 func (s *Scope) Accessible(class string) bool { return s.denial(class) == "" }
 
+// raw returns class's full schema for reading only: the store's shared
+// copy when it offers one (store.SharedSchemas), so a call does not copy
+// the schema each time it checks something. Never change what it returns;
+// view builds the agent's own copy.
+func (s *Scope) raw(ctx context.Context, class string) (parse.Schema, error) {
+	if sh, ok := s.st.(store.SharedSchemas); ok {
+		return sh.SharedSchema(ctx, class)
+	}
+	return s.st.Schema(ctx, class)
+}
+
 // Agent returns the scope's agent.
 func (s *Scope) Agent() *Agent { return s.agent }
 
@@ -173,12 +186,16 @@ func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 		if m := s.meta(sch.ClassName); m != nil && m.AgentFields != nil && !parse.IsSystemField(name) && !slices.Contains(m.AgentFields, name) {
 			continue // outside the operator's allowlist
 		}
+		f.DefaultValue = parse.CloneJSON(f.DefaultValue)
 		fields[name] = f
 	}
+	// sch may be the store's shared schema (raw): the view is a copy the
+	// caller may change.
 	sch.Fields = fields
+	sch.Indexes = parse.CloneIndexes(sch.Indexes)
 	// Left-out operations shown as what they mean (master key only), as
 	// Parse Server's schema API shows them.
-	sch.CLP = sch.CLP.Filled()
+	sch.CLP = sch.CLP.Clone().Filled()
 	if !s.principal().Master {
 		sch.CLP.ProtectedFields = nil // which fields are protected is itself protected
 	}
@@ -206,7 +223,7 @@ func (s *Scope) Schema(ctx context.Context, class string) (parse.Schema, error) 
 	if d := s.denial(class); d != "" {
 		return parse.Schema{}, &ClassError{Class: class, Kind: d}
 	}
-	sch, err := s.st.Schema(ctx, class)
+	sch, err := s.raw(ctx, class)
 	if errors.Is(err, store.ErrClassNotFound) {
 		return parse.Schema{}, &ClassError{Class: class, Kind: "unknown"}
 	}
@@ -235,7 +252,7 @@ func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query
 	if d := s.denial(class); d != "" {
 		return nil, &ClassError{Class: class, Kind: d}
 	}
-	raw, err := s.st.Schema(ctx, class)
+	raw, err := s.raw(ctx, class)
 	if errors.Is(err, store.ErrClassNotFound) {
 		return nil, &ClassError{Class: class, Kind: "unknown"}
 	}
@@ -291,7 +308,7 @@ func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.st.Schema(ctx, class)
+	raw, err := s.raw(ctx, class)
 	if err != nil {
 		return nil, err
 	}
@@ -374,6 +391,45 @@ func (s *Scope) find(ctx context.Context, q *query.Query, op parse.Op) ([]parse.
 	return rows, nil
 }
 
+// FindJSON is Find with each row as its JSON text: internal/jsonenc's
+// encoding of the row Find returns, byte for byte. A store that writes
+// rows as JSON (store.JSONFinder) does so straight from its columns,
+// leaving out what redaction would remove, with no object built per row.
+func (s *Scope) FindJSON(ctx context.Context, q *query.Query) ([]json.RawMessage, error) {
+	return s.findJSON(ctx, q, parse.OpFind)
+}
+
+func (s *Scope) findJSON(ctx context.Context, q *query.Query, op parse.Op) ([]json.RawMessage, error) {
+	jf, ok := s.st.(store.JSONFinder)
+	if !ok || parse.OwnsSomeRow(q.Class, s.principal()) {
+		// No JSON path, or rows redacted each its own way (a user's own
+		// _User row): the objects, encoded.
+		rows, err := s.find(ctx, q, op)
+		if err != nil {
+			return nil, err
+		}
+		return EncodeRows(rows)
+	}
+	gq, sch, err := s.prepare(ctx, q, op)
+	if err != nil {
+		return nil, err
+	}
+	return jf.FindJSON(ctx, gq, shown(sch))
+}
+
+// EncodeRows encodes each row as FindJSON gives it.
+func EncodeRows(rows []parse.Object) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(rows))
+	for i, r := range rows {
+		b, err := jsonenc.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
 // redactRows redacts rows of the class of sch, a user's own _User row to
 // its owner view.
 func (s *Scope) redactRows(ctx context.Context, sch parse.Schema, rows []parse.Object) {
@@ -382,7 +438,7 @@ func (s *Scope) redactRows(ctx context.Context, sch parse.Schema, rows []parse.O
 		view := sch
 		if id, _ := row[parse.FieldObjectID].(string); parse.OwnerExempt(sch.ClassName, id, s.principal()) {
 			if owner == nil {
-				raw, err := s.st.Schema(ctx, sch.ClassName)
+				raw, err := s.raw(ctx, sch.ClassName)
 				if err != nil {
 					raw = sch
 				}
@@ -397,10 +453,21 @@ func (s *Scope) redactRows(ctx context.Context, sch parse.Schema, rows []parse.O
 
 // redact removes every field of row the visible schema does not have.
 func (s *Scope) redact(sch parse.Schema, row parse.Object) {
+	keep := shown(sch)
 	for k := range row {
-		if _, ok := sch.Fields[k]; !ok {
+		if !keep(k) {
 			delete(row, k)
 		}
+	}
+}
+
+// shown is the redaction rule: a row's field reaches the agent when the
+// schema the agent sees (visible, or its owner view) has it. redact
+// applies it to objects, FindJSON hands it to the store's encoder.
+func shown(sch parse.Schema) func(field string) bool {
+	return func(field string) bool {
+		_, ok := sch.Fields[field]
+		return ok
 	}
 }
 
@@ -416,17 +483,26 @@ func (s *Scope) Count(ctx context.Context, q *query.Query) (int64, error) {
 // Get fetches objects by id (the CLP "get" operation). Ids the agent cannot
 // see are simply absent, exactly like ids that do not exist.
 func (s *Scope) Get(ctx context.Context, class string, ids []string, keys []string) ([]parse.Object, error) {
+	return s.find(ctx, getQuery(class, ids, keys), parse.OpGet)
+}
+
+// GetJSON is Get with each object as its JSON text (see FindJSON).
+func (s *Scope) GetJSON(ctx context.Context, class string, ids []string, keys []string) ([]json.RawMessage, error) {
+	return s.findJSON(ctx, getQuery(class, ids, keys), parse.OpGet)
+}
+
+// getQuery is the find of a get: the ids, at most one row each.
+func getQuery(class string, ids []string, keys []string) *query.Query {
 	vals := make([]any, len(ids))
 	for i, id := range ids {
 		vals[i] = id
 	}
-	q := &query.Query{
+	return &query.Query{
 		Class: class,
 		Where: query.In{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Values: vals},
 		Limit: len(ids),
 		Keys:  keys,
 	}
-	return s.find(ctx, q, parse.OpGet)
 }
 
 // MaxIncludeDepth bounds include paths ("a.b.c" has depth 3).

@@ -157,6 +157,10 @@ type Session struct {
 	closers []func() error
 }
 
+// BenchBudget is the response budget of the benchmarked servers, in bytes:
+// far above a 100-row find page (about 95 KB), so no result is cut.
+const BenchBudget = 1 << 20
+
 // NewSession builds the server for identity over e and connects clients.
 func NewSession(ctx context.Context, e *Env, identity string, withHTTP bool) (*Session, error) {
 	id, ok := Identities[identity]
@@ -164,7 +168,9 @@ func NewSession(ctx context.Context, e *Env, identity string, withHTTP bool) (*S
 		return nil, fmt.Errorf("unknown identity %q (want one of %s)", identity, strings.Join(IdentityNames(), ", "))
 	}
 	a := agent.New(agent.Readonly, id)
-	srv, err := mcpserver.New(mcpserver.Options{Store: e.Store, Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+	// The response budget is lifted (BenchBudget): a find sends its whole
+	// page, as the direct baseline and the peers do.
+	srv, err := mcpserver.New(mcpserver.Options{Store: e.Store, MaxResponseBytes: BenchBudget, Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 		return a, nil
 	}})
 	if err != nil {

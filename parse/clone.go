@@ -13,31 +13,44 @@ func (s Schema) Clone() Schema {
 			out.Fields[k] = f
 		}
 	}
-	if s.Indexes != nil {
-		out.Indexes = make(map[string]map[string]int, len(s.Indexes))
-		for name, keys := range s.Indexes {
-			var k map[string]int
-			if keys != nil {
-				k = make(map[string]int, len(keys))
-				for f, dir := range keys {
-					k[f] = dir
-				}
-			}
-			out.Indexes[name] = k
-		}
+	out.Indexes = CloneIndexes(s.Indexes)
+	out.CLP = s.CLP.Clone()
+	return out
+}
+
+// CloneIndexes returns a deep copy of a schema's indexes.
+func CloneIndexes(idx map[string]map[string]int) map[string]map[string]int {
+	if idx == nil {
+		return nil
 	}
-	c := &out.CLP
-	for _, p := range []**OpPerm{&c.Get, &c.Find, &c.Count, &c.Create, &c.Update, &c.Delete, &c.AddField} {
+	out := make(map[string]map[string]int, len(idx))
+	for name, keys := range idx {
+		var k map[string]int
+		if keys != nil {
+			k = make(map[string]int, len(keys))
+			for f, dir := range keys {
+				k[f] = dir
+			}
+		}
+		out[name] = k
+	}
+	return out
+}
+
+// Clone returns a deep copy of c.
+func (c CLP) Clone() CLP {
+	out := c
+	for _, p := range []**OpPerm{&out.Get, &out.Find, &out.Count, &out.Create, &out.Update, &out.Delete, &out.AddField} {
 		*p = cloneOpPerm(*p)
 	}
-	if s.CLP.ProtectedFields != nil {
-		c.ProtectedFields = make(map[string][]string, len(s.CLP.ProtectedFields))
-		for k, v := range s.CLP.ProtectedFields {
-			c.ProtectedFields[k] = cloneStrings(v)
+	if c.ProtectedFields != nil {
+		out.ProtectedFields = make(map[string][]string, len(c.ProtectedFields))
+		for k, v := range c.ProtectedFields {
+			out.ProtectedFields[k] = cloneStrings(v)
 		}
 	}
-	c.ReadUserFields = cloneStrings(s.CLP.ReadUserFields)
-	c.WriteUserFields = cloneStrings(s.CLP.WriteUserFields)
+	out.ReadUserFields = cloneStrings(c.ReadUserFields)
+	out.WriteUserFields = cloneStrings(c.WriteUserFields)
 	return out
 }
 

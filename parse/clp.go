@@ -367,7 +367,13 @@ func ProtectedFor(sch Schema, p Principal) []string {
 // OwnerExempt reports whether p reads the row id of class as its owner:
 // Parse Server 9 does not apply protectedFields to a user's own _User row.
 func OwnerExempt(class, id string, p Principal) bool {
-	return class == ClassUser && p.UserID != "" && id == p.UserID
+	return OwnsSomeRow(class, p) && id == p.UserID
+}
+
+// OwnsSomeRow reports whether some row of class may be OwnerExempt for
+// p (p is a signed-in user reading _User).
+func OwnsSomeRow(class string, p Principal) bool {
+	return class == ClassUser && p.UserID != ""
 }
 
 func contains(list []string, s string) bool {

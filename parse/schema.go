@@ -35,8 +35,11 @@ func DefaultFields() map[string]Field {
 
 // IsSystemField reports whether name is one of the fields every class has.
 func IsSystemField(name string) bool {
-	_, ok := DefaultFields()[name]
-	return ok
+	switch name {
+	case FieldObjectID, FieldCreatedAt, FieldUpdatedAt, FieldACL:
+		return true
+	}
+	return false
 }
 
 // IsSystemClass reports whether the class is one of Parse's built-in classes.

@@ -10,6 +10,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -107,6 +108,25 @@ type Write struct {
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }
+
+// SharedSchemas is implemented by stores that can hand out a class's
+// schema without copying it (the SQL stores' and parserest's schema
+// cache). The schema returned is the store's own: the caller reads it and
+// never changes it (its Fields, CLP and Indexes are shared). The governed
+// scope reads schemas this way on every call instead of copying them.
+type SharedSchemas interface {
+	SharedSchema(ctx context.Context, class string) (parse.Schema, error)
+}
+
+// JSONFinder is implemented by stores that write a find's rows as JSON
+// text straight from the database's columns, with no object built per row
+// (the SQL stores).
+type JSONFinder interface {
+	// FindJSON runs q as Find does and returns each row as the JSON text
+	// of the object Find would return (internal/jsonenc's encoding, keys
+	// sorted), without the fields keep refuses (nil keeps every field).
+	FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error)
+}
 
 // SessionBinder is implemented by stores that forward a caller's own
 // credential to a server enforcing permissions itself (parserest): the

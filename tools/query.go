@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -249,15 +250,12 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if err := guardFullScan(ctx, c, q); err != nil {
 		return nil, err
 	}
-	rows, err := c.Scope.Find(ctx, q)
+	rows, hasMore, err := findRows(ctx, c.Scope, q, limit, sch, include, sub)
 	if err != nil {
 		return nil, err
 	}
-	hasMore := len(rows) > limit
-	if hasMore {
-		rows = rows[:limit]
-	}
-	if err := c.Scope.Include(ctx, sch, rows, include, sub); err != nil {
+	elided, err := elideLargeJSON(rows, args.Keys)
+	if err != nil {
 		return nil, err
 	}
 	next := map[string]any{"class_name": sch.ClassName, "limit": limit}
@@ -276,13 +274,15 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	if args.ApplyCanonicalFilter != nil {
 		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
 	}
-	rows = nonNil(rows)
+	if rows == nil {
+		rows = []json.RawMessage{}
+	}
 	res := &QueryResult{
 		ClassName:              sch.ClassName,
 		ResultCount:            len(rows),
 		Results:                rows,
 		OmittedLargeFields:     omitted,
-		ElidedFields:           elideLarge(rows, args.Keys),
+		ElidedFields:           elided,
 		TruncatedIncludeFields: c.Scope.TruncatedIncludeFields(),
 		Page:                   newPage("query_class", next, limit, args.Skip, len(rows), hasMore),
 		all:                    rows,
@@ -291,6 +291,38 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		res.CanonicalFilterApplied = new(false)
 	}
 	return res, nil
+}
+
+// findRows reads a find's page (q reads limit+1 rows: one more says more
+// follow) as JSON text: straight from the store without includes, else as
+// objects whose pointers the scope replaces by the included objects.
+func findRows(ctx context.Context, s *agent.Scope, q *query.Query, limit int, sch parse.Schema, include []string, sub map[string][]string) (rows []json.RawMessage, hasMore bool, err error) {
+	if len(include) == 0 {
+		rows, err := s.FindJSON(ctx, q)
+		if err != nil {
+			return nil, false, err
+		}
+		rows, hasMore = pageOf(rows, limit)
+		return rows, hasMore, nil
+	}
+	objs, err := s.Find(ctx, q)
+	if err != nil {
+		return nil, false, err
+	}
+	objs, hasMore = pageOf(objs, limit)
+	if err := s.Include(ctx, sch, objs, include, sub); err != nil {
+		return nil, false, err
+	}
+	rows, err = agent.EncodeRows(objs)
+	return rows, hasMore, err
+}
+
+// pageOf keeps the first limit rows and says whether there were more.
+func pageOf[R any](rows []R, limit int) ([]R, bool) {
+	if len(rows) > limit {
+		return rows[:limit], true
+	}
+	return rows, false
 }
 
 func nonNil(rows []parse.Object) []parse.Object {
@@ -358,17 +390,29 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.Scope.Get(ctx, sch.ClassName, []string{args.ObjectID}, nil)
+	rows, err := getRows(ctx, c.Scope, sch, []string{args.ObjectID}, include)
 	if err != nil {
 		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("Object not found: %s#%s", sch.ClassName, args.ObjectID), Details: map[string]any{"kind": "object_not_found"}}
 	}
-	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
+	return &ObjectResult{ClassName: sch.ClassName, Object: rows[0]}, nil
+}
+
+// getRows reads objects by id as JSON text, as findRows reads a find's.
+func getRows(ctx context.Context, s *agent.Scope, sch parse.Schema, ids []string, include []string) ([]json.RawMessage, error) {
+	if len(include) == 0 {
+		return s.GetJSON(ctx, sch.ClassName, ids, nil)
+	}
+	rows, err := s.Get(ctx, sch.ClassName, ids, nil)
+	if err != nil {
 		return nil, err
 	}
-	return &ObjectResult{ClassName: sch.ClassName, Object: rows[0]}, nil
+	if err := s.Include(ctx, sch, rows, include, nil); err != nil {
+		return nil, err
+	}
+	return agent.EncodeRows(rows)
 }
 
 func getObjects(ctx context.Context, c *Call) (any, error) {

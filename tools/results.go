@@ -1,14 +1,16 @@
 package tools
 
 import (
+	"encoding/json"
+
 	"github.com/parsemcp/parsemcp/parse"
 )
 
 // QueryResult is the answer of query_class.
 type QueryResult struct {
-	ClassName   string         `json:"class_name"`
-	ResultCount int            `json:"result_count"`
-	Results     []parse.Object `json:"results"`
+	ClassName   string            `json:"class_name"`
+	ResultCount int               `json:"result_count"`
+	Results     []json.RawMessage `json:"results"`
 	// OmittedLargeFields are the class's declared large fields, left out
 	// because the call named no keys.
 	OmittedLargeFields []string `json:"omitted_large_fields,omitempty"`
@@ -18,7 +20,7 @@ type QueryResult struct {
 	TruncatedIncludeFields map[string][]string `json:"truncated_include_fields,omitempty"`
 	CanonicalFilterApplied *bool               `json:"canonical_filter_applied,omitempty"`
 	Page
-	all []parse.Object
+	all []json.RawMessage
 }
 
 func (r *QueryResult) pageRows() int { return len(r.all) }
@@ -29,7 +31,7 @@ func (r *QueryResult) keepRows(n int) {
 	r.cut(n, len(r.all))
 }
 
-func (r *QueryResult) objectRows() []map[string]any { return objectMaps(r.all) }
+func (r *QueryResult) objectRows() []map[string]any { return decodeRows(r.all) }
 
 func objectMaps(rows []parse.Object) []map[string]any {
 	out := make([]map[string]any, len(rows))
@@ -41,11 +43,11 @@ func objectMaps(rows []parse.Object) []map[string]any {
 
 // ObjectResult is the answer of get_object: one object in full.
 type ObjectResult struct {
-	ClassName string       `json:"class_name"`
-	Object    parse.Object `json:"object"`
+	ClassName string          `json:"class_name"`
+	Object    json.RawMessage `json:"object"`
 }
 
-func (r *ObjectResult) objectRows() []map[string]any { return []map[string]any{r.Object} }
+func (r *ObjectResult) objectRows() []map[string]any { return decodeRows([]json.RawMessage{r.Object}) }
 
 // ObjectsResult is the answer of get_objects.
 type ObjectsResult struct {

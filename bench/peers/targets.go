@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/parsemcp/parsemcp/bench"
 )
 
 // dbConns is the database pool of parsemcp and of the pgx baseline: below
@@ -139,7 +141,8 @@ func mcpTarget(name string, p *proc, url string, headers map[string]string, call
 // with the per-principal rate limit lifted (one principal makes every call
 // here) and its in-flight cap just below the database pool, as serve
 // requires: past it, clients wait in admission, as they would in a
-// deployment.
+// deployment. Its response budget is lifted (bench.BenchBudget): a find
+// sends all its 100 rows, as the peers do, instead of the first 16 KB.
 func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]*spec, sdk bool) (*target, error) {
 	port, err := freePort()
 	if err != nil {
@@ -147,7 +150,8 @@ func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--store", dbURL, "--addr", addr,
-		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", strconv.Itoa(dbConns-1), "--db-max-conns", strconv.Itoa(dbConns))
+		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", strconv.Itoa(dbConns-1), "--db-max-conns", strconv.Itoa(dbConns),
+		"--max-response-bytes", strconv.Itoa(bench.BenchBudget))
 	p, err := startProc(ctx, name, cmd, "http://"+addr+"/health", 60*time.Second)
 	if err != nil {
 		return nil, err

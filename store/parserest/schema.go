@@ -89,6 +89,11 @@ func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) 
 	return s.schemas.One(ctx, class)
 }
 
+// SharedSchema is store.SharedSchemas: the cached schema itself, read-only.
+func (s *Store) SharedSchema(ctx context.Context, class string) (parse.Schema, error) {
+	return s.schemas.Shared(ctx, class)
+}
+
 // restSchema renders sch as POST /schemas takes it: the user fields, the
 // class-level permissions and the indexes.
 func restSchema(sch parse.Schema) map[string]any {

@@ -192,6 +192,11 @@ func (s *Store) Schema(ctx context.Context, class string) (parse.Schema, error) 
 	return s.schemas.One(ctx, class)
 }
 
+// SharedSchema is store.SharedSchemas: the cached schema itself, read-only.
+func (s *Store) SharedSchema(ctx context.Context, class string) (parse.Schema, error) {
+	return s.schemas.Shared(ctx, class)
+}
+
 func columnType(t parse.FieldType) string {
 	switch t {
 	case parse.TypeNumber:
@@ -310,6 +315,11 @@ var codec = sqlkit.ColumnCodec{Perms: permArray, Value: decodeValue}
 // Find runs q.
 func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
 	return s.kit.Find(ctx, q)
+}
+
+// FindJSON is store.JSONFinder: Find's rows written as JSON text.
+func (s *Store) FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error) {
+	return s.kit.FindJSON(ctx, q, keep)
 }
 
 // Count counts the rows q's constraints select.

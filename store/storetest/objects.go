@@ -19,6 +19,7 @@ var objectTests = []subtest{
 	{"AtomicDuplicateID", testAtomicDuplicateID},
 	{"Rejected", testObjectRejected},
 	{"SystemClassRows", testSystemClassRows},
+	{"FindJSONKeep", testFindJSONKeep},
 }
 
 func createEverything(t *testing.T, s store.Store) {

@@ -333,6 +333,7 @@ func mustFind(t *testing.T, s store.Store, q *query.Query) []parse.Object {
 	if err != nil {
 		t.Fatalf("Find %s: %v", q.Class, err)
 	}
+	sameAsFindJSON(t, s, q, rows)
 	return rows
 }
 

@@ -68,18 +68,30 @@ type ColumnCodec struct {
 // DecodeRow builds the REST object of one row read by FindSQL.
 func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (parse.Object, error) {
 	obj := make(parse.Object, len(fields))
+	err := rowValues(c, sch, fields, vals, func(_ int, name string, v any) { obj[name] = v })
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// rowValues calls set with the REST value of each field one row read by
+// FindSQL holds, in the order of fields (i is the field's index there); a
+// NULL column is no field. It is the one reading of a row: DecodeRow
+// builds an object of it, RowWriter JSON text.
+func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any)) error {
 	i := 0
-	for _, name := range fields {
+	for fi, name := range fields {
 		f := sch.Fields[name]
 		switch {
 		case name == parse.FieldACL:
 			r, rok, err := c.Perms(vals[i])
 			if err != nil {
-				return nil, fmt.Errorf("class %s: _rperm: %w", sch.ClassName, err)
+				return fmt.Errorf("class %s: _rperm: %w", sch.ClassName, err)
 			}
 			w, wok, err := c.Perms(vals[i+1])
 			if err != nil {
-				return nil, fmt.Errorf("class %s: _wperm: %w", sch.ClassName, err)
+				return fmt.Errorf("class %s: _wperm: %w", sch.ClassName, err)
 			}
 			if rok || wok {
 				if r == nil {
@@ -88,12 +100,12 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 				if w == nil {
 					w = []string{}
 				}
-				obj[parse.FieldACL] = parse.ACLFromPerms(r, w).Encode()
+				set(fi, parse.FieldACL, parse.ACLFromPerms(r, w).Encode())
 			}
 			i += 2
 			continue
 		case f.Type == parse.TypeRelation:
-			obj[name] = parse.Relation(f.TargetClass)
+			set(fi, name, parse.Relation(f.TargetClass))
 			continue
 		}
 		v := vals[i]
@@ -103,11 +115,11 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 		}
 		n, err := c.Value(f, v)
 		if err != nil {
-			return nil, fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
+			return fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
 		}
-		obj[name] = parse.Denormalize(name, f, n)
+		set(fi, name, parse.Denormalize(name, f, n))
 	}
-	return obj, nil
+	return nil
 }
 
 // writeWhere renders the predicate selecting w's row: its objectId, w.Where

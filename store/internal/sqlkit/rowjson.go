@@ -1,0 +1,110 @@
+package sqlkit
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+// RowWriter writes rows read by FindSQL as JSON text: for each row, the
+// bytes jsonenc gives for the object DecodeRow builds (keys sorted),
+// without the fields keep refuses, and without building that object.
+type RowWriter struct {
+	c      ColumnCodec
+	sch    parse.Schema
+	fields []string
+	// order lists the indexes in fields of the fields written, sorted by
+	// name (the key order of an encoded object); key holds each one's
+	// quoted name and colon.
+	order []int
+	key   [][]byte
+	// vals holds one row's REST values by field index; has marks the
+	// ones the row holds.
+	vals []any
+	has  []bool
+}
+
+// NewRowWriter returns the writer of rows of fields of sch (as FindSQL
+// returned them) keeping the fields keep admits (nil: every field).
+func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
+	w := &RowWriter{c: c, sch: sch, fields: fields, vals: make([]any, len(fields)), has: make([]bool, len(fields)), key: make([][]byte, len(fields))}
+	for i, name := range fields {
+		if keep == nil || keep(name) {
+			w.order = append(w.order, i)
+		}
+		w.key[i] = append(jsonenc.AppendQuoted(nil, []byte(name)), ':')
+	}
+	sort.Slice(w.order, func(a, b int) bool { return fields[w.order[a]] < fields[w.order[b]] })
+	return w
+}
+
+// Append appends the JSON object of one row to dst.
+func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
+	clear(w.has)
+	err := rowValues(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true })
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, '{')
+	first := true
+	for _, i := range w.order {
+		if !w.has[i] {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, w.key[i]...)
+		if dst, err = jsonenc.Append(dst, w.vals[i]); err != nil {
+			return dst, err
+		}
+	}
+	clear(w.vals)
+	return append(dst, '}'), nil
+}
+
+// presizeRows bounds the pages whose buffer FindJSON sizes after the
+// first row.
+const presizeRows = 1000
+
+// FindJSON is store.JSONFinder's FindJSON: Find's rows as JSON text, one
+// buffer for the page.
+func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error) {
+	sch, err := k.Schemas.Shared(ctx, q.Class)
+	if err != nil {
+		return nil, err
+	}
+	sqlText, args, fields := k.FindSQL(sch, q)
+	w := NewRowWriter(k.Codec, sch, fields, keep)
+	var buf []byte
+	var ends []int
+	err = traced(ctx, k.DB, sqlText, args, func(vals []any) error {
+		var err error
+		if buf, err = w.Append(buf, vals); err != nil {
+			return err
+		}
+		ends = append(ends, len(buf))
+		if len(ends) == 1 && q.Limit > 1 && q.Limit <= presizeRows {
+			// Room for the page at the first row's size (and an eighth
+			// more) instead of doubling the buffer as it fills.
+			buf = slices.Grow(buf, (q.Limit-1)*len(buf)*9/8)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]json.RawMessage, len(ends))
+	start := 0
+	for i, end := range ends {
+		rows[i] = json.RawMessage(buf[start:end:end])
+		start = end
+	}
+	return rows, nil
+}
