@@ -325,9 +325,15 @@ func (c *pcompiler) lookup(s *LookupStage, prev string) string {
 	}
 	sub := "(SELECT " + c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", c.col("f", parse.FieldObjectID)+" ASC") +
 		" FROM " + c.d.Ident(s.From.ClassName) + " AS f WHERE " + cond + ")"
-	var sel []string
-	for _, f := range s.out() {
-		if f.Name == s.As {
+	return c.joinArray(s.out(), s.As, sub, prev)
+}
+
+// joinArray selects the previous stage's rows with the field as set to
+// sub, the correlated array a $lookup or $graphLookup builds for each row.
+func (c *pcompiler) joinArray(out []Field, as, sub, prev string) string {
+	sel := make([]string, 0, len(out)+1)
+	for _, f := range out {
+		if f.Name == as {
 			sel = append(sel, c.as(sub, f.Name))
 			continue
 		}

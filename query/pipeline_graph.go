@@ -201,14 +201,5 @@ func (c *pcompiler) graphLookup(s *GraphLookupStage, prev string, in []Field) st
 	}
 	sub := "(SELECT " + c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", "f."+id+" ASC") +
 		" FROM " + least + " AS r JOIN " + cand + " AS f ON f." + id + " = r.id WHERE r.root = " + c.col("p", ordCol) + ")"
-	sel := make([]string, 0, len(s.out())+1)
-	for _, f := range s.out() {
-		if f.Name == s.As {
-			sel = append(sel, c.as(sub, f.Name))
-			continue
-		}
-		sel = append(sel, c.col("p", f.Name))
-	}
-	sel = append(sel, c.col("p", ordCol))
-	return c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p")
+	return c.joinArray(s.out(), s.As, sub, prev)
 }
