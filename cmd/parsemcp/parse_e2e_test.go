@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"reflect"
@@ -57,20 +58,34 @@ func TestServeParseServer(t *testing.T) {
 	type call struct {
 		tool string
 		args map[string]any
+		// masterErr, when set, is the error Parse Server's own /aggregate
+		// answers the master key with (its PostgreSQL adapter's limits):
+		// parsemcp passes that answer on.
+		masterErr string
 	}
 	var calls []call
 	for _, class := range []string{demo.ClassOrganization, demo.ClassProject, demo.ClassTicket, demo.ClassComment, demo.ClassCustomer, demo.ClassOrder} {
 		calls = append(calls,
-			call{"count_objects", map[string]any{"class_name": class}},
-			call{"query_class", map[string]any{"class_name": class, "order": "objectId", "limit": 7, "keys": []string{"objectId"}}},
+			call{tool: "count_objects", args: map[string]any{"class_name": class}},
+			call{tool: "query_class", args: map[string]any{"class_name": class, "order": "objectId", "limit": 7, "keys": []string{"objectId"}}},
 		)
 	}
 	calls = append(calls,
-		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": "open"}}},
-		call{"count_objects", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"project": map[string]any{"__type": "Pointer", "className": demo.ClassProject, "objectId": demo.ProjectWebsiteID}}}},
-		call{"query_class", map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": map[string]any{"$in": []string{"open", "closed"}}}, "order": "-number,objectId", "limit": 5}},
-		call{"get_object", map[string]any{"class_name": demo.ClassTicket, "object_id": demo.TicketMemberID}},
-		call{"get_schema", map[string]any{"class_name": demo.ClassTicket}},
+		call{tool: "count_objects", args: map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": "open"}}},
+		call{tool: "count_objects", args: map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"project": map[string]any{"__type": "Pointer", "className": demo.ClassProject, "objectId": demo.ProjectWebsiteID}}}},
+		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": map[string]any{"$in": []string{"open", "closed"}}}, "order": "-number,objectId", "limit": 5}},
+		call{tool: "get_object", args: map[string]any{"class_name": demo.ClassTicket, "object_id": demo.TicketMemberID}},
+		call{tool: "get_schema", args: map[string]any{"class_name": demo.ClassTicket}},
+		// Aggregations: Parse Server's own /aggregate for the master key,
+		// parsemcp's over the rows the agent may read for the others.
+		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "status"}},
+		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "project", "where": map[string]any{"status": "open"}}},
+		call{tool: "distinct", args: map[string]any{"class_name": demo.ClassTicket, "field": "priority"}},
+		call{tool: "aggregate", args: map[string]any{"class_name": demo.ClassComment, "pipeline": []any{
+			map[string]any{"$lookup": map[string]any{"from": demo.ClassTicket, "localField": "ticket", "foreignField": "_id", "as": "t"}},
+			map[string]any{"$unwind": "$t"},
+			map[string]any{"$group": map[string]any{"_id": "$t.status", "n": map[string]any{"$sum": 1}}},
+			map[string]any{"$sort": map[string]any{"n": -1}}}}, masterErr: "Invalid field name: t.status"},
 	)
 	for name, flags := range identities {
 		t.Run(name, func(t *testing.T) {
@@ -78,8 +93,14 @@ func TestServeParseServer(t *testing.T) {
 			ps := startServe(t, env, append([]string{"--store", spec}, flags...)...)
 			got := parseConnect(t, ps.url)
 			for _, c := range calls {
-				w, wErr := callTool(t, want, c.tool, c.args)
 				g, gErr := callTool(t, got, c.tool, c.args)
+				if c.masterErr != "" && name == "master" {
+					if !gErr || !strings.Contains(fmt.Sprint(g["error"]), c.masterErr) {
+						t.Errorf("%s %v as the master key: %v; want Parse Server's own %q", c.tool, c.args, g, c.masterErr)
+					}
+					continue
+				}
+				w, wErr := callTool(t, want, c.tool, c.args)
 				if wErr != gErr || !reflect.DeepEqual(canonJSON(t, w), canonJSON(t, g)) {
 					t.Errorf("%s %v:\n sqlite: %v\n parse:  %v", c.tool, c.args, w, g)
 				}

@@ -74,14 +74,10 @@ type env struct {
 	// parse is the Parse Server behind the parserest backend (nil for
 	// the others).
 	parse *parseserver.Server
-	// differs lists the cases this backend refuses by design, by name.
-	differs map[string]difference
 }
 
 // difference is a case a backend cannot serve: the request must be
 // refused with code and a message containing msg, for the reason why.
-type difference struct{ code, msg, why string }
-
 func sqliteEnv(t *testing.T) *env {
 	st, err := sqlite.Create(context.Background(), filepath.Join(t.TempDir(), "govattack.sqlite"))
 	if err != nil {
@@ -113,27 +109,7 @@ func parserestEnv(t *testing.T) *env {
 	e := newEnv(t, "parserest", st)
 	e.parse = srv
 	e.actAsRoleUsers(t)
-	e.differs = parserestDiffers()
 	return e
-}
-
-// parserestDiffers are the cases Parse Server cannot serve: an aggregation
-// whose rows must be restricted to the agent's (store/parserest
-// Store.Aggregate: Parse Server's /aggregate runs with the master key over
-// every row and cannot be restricted reliably), refused rather than run
-// unrestricted.
-func parserestDiffers() map[string]difference {
-	agg := difference{"invalid_argument", "aggregation through Parse Server runs over every row with the master key",
-		"Parse Server's /aggregate takes only the master key and cannot restrict its rows to an agent's ACL, tenant or filters"}
-	out := map[string]difference{}
-	for _, name := range []string{
-		"acl/aggregate_group_status", "tenant/distinct_org",
-		"protected/lookup_rows", "protected/lookup_users", "tenant/lookup_self_join", "tenant/lookup_organization",
-		"tenant/lookup_cross_tenant_pointer", "filter/lookup_applies_filter",
-	} {
-		out[name] = agg
-	}
-	return out
 }
 
 // roleUsers are the users the parserest backend's role-only profiles act

@@ -7,31 +7,25 @@ import (
 	"net/url"
 
 	"github.com/parsemcp/parsemcp/query"
-	"github.com/parsemcp/parsemcp/store"
 )
 
-// ErrRestrictedAggregate refuses an aggregation whose rows would have to
-// be restricted (see Store.Aggregate).
-var ErrRestrictedAggregate = fmt.Errorf("%w: aggregation through Parse Server runs over every row with the master key, and Parse Server cannot restrict the rows entering it to what this agent may read (its ACL, tenant scope or row filters); only an agent acting with the master key and no row filters may aggregate", store.ErrUnsupported)
-
-// Aggregate runs GET /aggregate/Class?pipeline=… with the master key (the
-// only credential Parse Server takes for it), the caller's stages as they
-// were written. Only a caller with the master key and no row filters may
-// aggregate: the pipeline runs over every row, and Parse Server on
-// PostgreSQL has no reliable way to restrict its input (a $match on
-// _rperm is ignored, a $match on a pointer or on objectId $in matches
-// nothing, and a later $match replaces an earlier one), so a leading
-// $match on the caller's ACL or the scope's rules would let rows through.
-// It fails closed: such a call is ErrUnsupported.
+// Aggregate runs a pipeline. With the master key and no row rules it is
+// Parse Server's own: GET /aggregate/Class?pipeline=… (the only credential
+// Parse Server takes for it), the caller's stages as they were written.
+// Otherwise parsemcp runs it itself over the rows the caller may read
+// (aggregateLocally): Parse Server on PostgreSQL has no reliable way to
+// restrict an aggregation's input (a $match on _rperm is ignored, a
+// $match on a pointer or on objectId $in matches nothing, and a later
+// $match replaces an earlier one), so passing the caller's ACL or the
+// scope's rules on as a leading $match would let rows through. The stages
+// Parse Server's PostgreSQL adapter does not translate ($facet, $bucket,
+// …; it answers the class's rows instead) run locally too.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
-	if name := pgUnsupportedStage(p); name != "" {
-		return nil, fmt.Errorf("%w: stage %s: Parse Server's PostgreSQL adapter does not run it (use the sqlite or postgres store for it)", store.ErrUnsupported, name)
+	if p.Class != class {
+		return nil, fmt.Errorf("pipeline was parsed for class %s, not %s", p.Class, class)
 	}
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
-	}
-	if p.Raw == nil && len(p.Stages) > 0 {
-		return nil, fmt.Errorf("%w: a pipeline built without its stages' text", store.ErrUnsupported)
 	}
 	if !readACL.IsSet() {
 		return []map[string]any{}, nil // an undecided filter admits no row
@@ -40,8 +34,8 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	for _, l := range p.Lookups() {
 		restricted = restricted || l.Filter != nil
 	}
-	if restricted {
-		return nil, ErrRestrictedAggregate
+	if restricted || pgUnsupportedStage(p) != "" || (p.Raw == nil && len(p.Stages) > 0) {
+		return s.aggregateLocally(ctx, class, p, readACL)
 	}
 	params := url.Values{"pipeline": {"[]"}}
 	if len(p.Raw) > 0 {

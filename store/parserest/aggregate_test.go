@@ -2,54 +2,243 @@ package parserest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
-// TestAggregateStagesPGLacks: the stages Parse Server's PostgreSQL adapter
-// does not run are refused before any request, with store.ErrUnsupported
-// naming the stage. Passing them on would be wrong: Parse Server 9 on
-// PostgreSQL ignores them and answers the class's rows (checked first).
-func TestAggregateStagesPGLacks(t *testing.T) {
+// pipelineFor parses pipeline for class against st's schemas.
+func pipelineFor(t *testing.T, st store.Store, class, pipeline string) *query.Pipeline {
+	t.Helper()
+	ctx := context.Background()
+	sch, err := st.Schema(ctx, class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := query.ParsePipelineJSON(sch, func(c string) (parse.Schema, error) { return st.Schema(ctx, c) }, []byte(pipeline))
+	if err != nil {
+		t.Fatalf("%s: %v", pipeline, err)
+	}
+	return p
+}
+
+// TestAggregateStagesRunLocally: the stages Parse Server's PostgreSQL
+// adapter does not run are not passed on (Parse Server 9 on PostgreSQL
+// ignores them and answers the class's rows, checked first): parsemcp
+// runs them itself over the rows it fetched, and answers what the sqlite
+// store answers on the same rows.
+func TestAggregateStagesRunLocally(t *testing.T) {
 	srv := startServer(t)
-	for _, n := range []float64{1, 2} {
-		if code, body := srv.Request(http.MethodPost, "/classes/Thing", map[string]any{"n": n}, "", true); code != http.StatusCreated {
-			t.Fatalf("create: %d %s", code, body)
-		}
-	}
-	code, res := srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$facet":{"a":[{"$count":"c"}]}}]`), nil, "", true)
-	if rows, _ := res["results"].([]any); code != http.StatusOK || len(rows) != 2 {
-		t.Fatalf("Parse Server's answer to $facet changed (it ignored the stage): %d %v", code, res)
-	}
+	ctx := context.Background()
 	st := openStore(t, srv)
+	defer st.Close()
 	sch := parse.NewSchema("Thing")
 	sch.Fields["n"] = parse.Field{Type: parse.TypeNumber}
 	sch.Fields["up"] = parse.Field{Type: parse.TypePointer, TargetClass: "Thing"}
-	resolve := func(class string) (parse.Schema, error) { s := sch; s.ClassName = class; return s, nil }
-	cases := map[string]string{
-		"$facet":       `[{"$facet": {"a": [{"$count": "n"}]}}]`,
-		"$bucket":      `[{"$match": {"n": 1}}, {"$bucket": {"groupBy": "$n", "boundaries": [0, 1], "default": "x"}}]`,
+	if err := st.CreateClass(ctx, sch); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, "Thing", []parse.Object{{"objectId": "th1", "n": 1.0}, {"objectId": "th2", "n": 2.0, "up": parse.Pointer("Thing", "th1")},
+		{"objectId": "th3", "n": 3.0, "up": parse.Pointer("Thing", "th2")}}); err != nil {
+		t.Fatal(err)
+	}
+	code, res := srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$facet":{"a":[{"$count":"c"}]}}]`), nil, "", true)
+	if rows, _ := res["results"].([]any); code != http.StatusOK || len(rows) != 3 {
+		t.Fatalf("Parse Server's answer to $facet changed (it ignored the stage): %d %v", code, res)
+	}
+	// The same rows, times included, in a sqlite store.
+	ref, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "ref.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if err := ref.CreateClass(ctx, sch); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := st.Find(ctx, &query.Query{Class: "Thing", ReadACL: query.NoACLFilter, Limit: -1})
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("find: %v %v", rows, err)
+	}
+	if err := ref.Create(ctx, "Thing", rows); err != nil {
+		t.Fatal(err)
+	}
+	for stage, pipeline := range map[string]string{
+		"$facet":       `[{"$facet": {"a": [{"$count": "n"}], "b": [{"$match": {"n": {"$gt": 1}}}, {"$project": {"n": 1}}]}}]`,
+		"$bucket":      `[{"$bucket": {"groupBy": "$n", "boundaries": [0, 2], "default": "x"}}]`,
 		"$bucketAuto":  `[{"$bucketAuto": {"groupBy": "$n", "buckets": 2}}]`,
 		"$replaceWith": `[{"$replaceWith": {"m": "$n"}}]`,
 		"$replaceRoot": `[{"$replaceRoot": {"newRoot": {"m": "$n"}}}]`,
-		"$unionWith":   `[{"$unionWith": "Other"}]`,
-		"$graphLookup": `[{"$graphLookup": {"from": "Thing", "startWith": "$up", "connectFromField": "up", "connectToField": "_id", "as": "c"}}]`,
-	}
-	for stage, pipeline := range cases {
-		p, err := query.ParsePipelineJSON(sch, resolve, []byte(pipeline))
+		"$unionWith":   `[{"$project": {"n": 1}}, {"$unionWith": {"coll": "Thing", "pipeline": [{"$match": {"n": 3}}, {"$project": {"n": 1}}]}}]`,
+		"$graphLookup": `[{"$match": {"n": 3}}, {"$graphLookup": {"from": "Thing", "startWith": "$up", "connectFromField": "up", "connectToField": "_id", "as": "c"}}, {"$project": {"c": 1}}]`,
+	} {
+		got, err := st.Aggregate(ctx, "Thing", pipelineFor(t, st, "Thing", pipeline), query.NoACLFilter)
 		if err != nil {
-			t.Fatalf("%s: %v", pipeline, err)
+			t.Errorf("%s: %v", stage, err)
+			continue
 		}
-		_, err = st.Aggregate(context.Background(), "Thing", p, query.NoACLFilter)
-		if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), stage) {
-			t.Errorf("%s: got %v, want store.ErrUnsupported naming %s", pipeline, err, stage)
+		want, err := ref.Aggregate(ctx, "Thing", pipelineFor(t, ref, "Thing", pipeline), query.NoACLFilter)
+		if err != nil {
+			t.Fatalf("%s on sqlite: %v", stage, err)
 		}
+		if g, w := asJSON(got), asJSON(want); g != w || len(want) == 0 {
+			t.Errorf("%s: parserest %s, sqlite %s", stage, g, w)
+		}
+	}
+}
+
+func asJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestAggregateAsAgent: an aggregation for an identity other than the
+// master key, or with row rules, runs over exactly the rows that identity
+// may read, as Parse Server itself decides (ACL, roles, class-level
+// permissions), its $lookup'd rows included; the rows it may fetch are
+// capped; and the master key without rules is still Parse Server's own
+// /aggregate.
+func TestAggregateAsAgent(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	st := openStore(t, srv)
+	defer st.Close()
+	alice, bob := aliceStaffAndBob(t, srv)
+	doc := parse.NewSchema("Doc")
+	doc.Fields["k"] = parse.Field{Type: parse.TypeString}
+	note := parse.NewSchema("Note")
+	note.Fields["doc"] = parse.Field{Type: parse.TypePointer, TargetClass: "Doc"}
+	secret := parse.NewSchema("Secret")
+	secret.Fields["k"] = parse.Field{Type: parse.TypeString}
+	staff := &parse.OpPerm{Entries: map[string]bool{"role:Staff": true}}
+	secret.CLP = parse.PublicCLP()
+	secret.CLP.Find, secret.CLP.Count, secret.CLP.Get = staff, staff, staff
+	for _, sch := range []parse.Schema{doc, note, secret} {
+		if err := st.CreateClass(ctx, sch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(who string) map[string]any { return map[string]any{who: map[string]any{"read": true}} }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(st.Create(ctx, "Doc", []parse.Object{
+		{"objectId": "dPublic", "k": "a", "ACL": read("*")},
+		{"objectId": "dAlice", "k": "a", "ACL": read(alice)},
+		{"objectId": "dStaff", "k": "b", "ACL": read("role:Staff")},
+		{"objectId": "dBob", "k": "b", "ACL": read(bob)},
+	}))
+	must(st.Create(ctx, "Note", []parse.Object{
+		{"objectId": "nPublic", "doc": parse.Pointer("Doc", "dPublic"), "ACL": read("*")},
+		{"objectId": "nBob", "doc": parse.Pointer("Doc", "dPublic"), "ACL": read(bob)},
+	}))
+	must(st.Create(ctx, "Secret", []parse.Object{{"objectId": "s1", "k": "a"}, {"objectId": "s2", "k": "b"}}))
+
+	masterKey, anon := query.NoACLFilter, query.ACLEntries("*")
+	asAlice, asBob := query.ACLEntries("*", alice, "role:Staff"), query.ACLEntries("*", bob)
+	counts := func(class, pipeline string, acl query.ACLFilter, filter query.Expr) (string, error) {
+		t.Helper()
+		rows, err := st.Aggregate(ctx, class, pipelineFor(t, st, class, pipeline).WithFilter(filter), acl)
+		if err != nil {
+			return "", err
+		}
+		var parts []string
+		for _, r := range rows {
+			n := r["n"]
+			if notes, ok := r["notes"].([]any); ok {
+				n = len(notes)
+			}
+			parts = append(parts, fmt.Sprintf("%v:%v", r["objectId"], n))
+		}
+		slices.Sort(parts)
+		return strings.Join(parts, " "), nil
+	}
+	// (Parse Server on PostgreSQL cannot $sort by _id after a $group: the
+	// rows are sorted here.)
+	group := `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`
+	onlyB := query.Cmp{Path: query.Path{Field: "k", Type: parse.TypeString}, Op: query.OpEq, Value: "b"}
+	for _, c := range []struct {
+		who    string
+		acl    query.ACLFilter
+		filter query.Expr
+		want   string
+	}{
+		{"master key (Parse Server's /aggregate)", masterKey, nil, "a:2 b:2"},
+		{"master key with a row rule", masterKey, onlyB, "b:2"},
+		{"anonymous", anon, nil, "a:1"},
+		{"alice and her role", asAlice, nil, "a:2 b:1"},
+		{"bob", asBob, nil, "a:1 b:1"},
+		{"bob with a row rule", asBob, onlyB, "b:1"},
+	} {
+		got, err := counts("Doc", group, c.acl, c.filter)
+		if err != nil || got != c.want {
+			t.Errorf("%s: $group by k = %q, %v; want %q", c.who, got, err, c.want)
+		}
+	}
+
+	// $lookup'd rows are the identity's too.
+	lookup := `[{"$match": {"k": "a"}}, {"$lookup": {"from": "Note", "localField": "_id", "foreignField": "doc", "as": "notes"}},
+	  {"$project": {"notes": 1}}]`
+	for _, c := range []struct {
+		who  string
+		acl  query.ACLFilter
+		want string
+	}{
+		{"anonymous", anon, "dPublic:1"},
+		{"alice", asAlice, "dAlice:0 dPublic:1"},
+		{"bob", asBob, "dPublic:2"},
+	} {
+		got, err := counts("Doc", lookup, c.acl, nil)
+		if err != nil || got != c.want {
+			t.Errorf("%s: $lookup notes = %q, %v; want %q", c.who, got, err, c.want)
+		}
+	}
+
+	// A row rule on the $lookup'd class alone is applied, for the master
+	// key too.
+	lp := pipelineFor(t, st, "Doc", lookup)
+	lp.Lookups()[0].Filter = query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpNe, Value: "nBob"}
+	if rows, err := st.Aggregate(ctx, "Doc", lp, masterKey); err != nil || len(rows) != 2 {
+		t.Errorf("master key, rule on Note: %v, %v", rows, err)
+	} else {
+		for _, r := range rows {
+			if notes, _ := r["notes"].([]any); r["objectId"] == "dPublic" && len(notes) != 1 {
+				t.Errorf("master key, rule on Note: dPublic's notes %v; want nPublic only", notes)
+			}
+		}
+	}
+
+	// Class-level permissions are Parse Server's: bob may not find Secret.
+	if got, err := counts("Secret", group, asAlice, nil); err != nil || got != "a:1 b:1" {
+		t.Errorf("alice (Staff) on Secret: %q, %v", got, err)
+	}
+	if got, err := counts("Secret", group, asBob, nil); !errors.Is(err, store.ErrPermissionDenied) {
+		t.Errorf("bob on Secret: %q, %v; want permission denied", got, err)
+	}
+
+	// The rows fetched are capped, counted before any is fetched.
+	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 2})
+	must(err)
+	defer capped.Close()
+	_, err = capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), asAlice)
+	if !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "more than 2 rows") {
+		t.Errorf("alice over the cap: %v; want store.ErrUnsupported naming the cap", err)
+	}
+	if rows, err := capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), anon); err != nil || len(rows) != 1 {
+		t.Errorf("anonymous under the cap: %v, %v", rows, err)
+	}
+	if rows, err := capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), masterKey); err != nil || len(rows) != 2 {
+		t.Errorf("master key (not capped: Parse Server's own): %v, %v", rows, err)
 	}
 }

@@ -31,6 +31,19 @@ func signUp(t *testing.T, srv interface {
 	return u.ObjectID
 }
 
+// aliceStaffAndBob signs up alice and bob and makes alice the one member
+// of a publicly readable role Staff.
+func aliceStaffAndBob(t *testing.T, srv *parseserver.Server) (alice, bob string) {
+	t.Helper()
+	alice, bob = signUp(t, srv, "alice"), signUp(t, srv, "bob")
+	code, body := srv.Request(http.MethodPost, "/roles", map[string]any{"name": "Staff", "ACL": map[string]any{"*": map[string]any{"read": true}},
+		"users": map[string]any{"__op": "AddRelation", "objects": []any{parse.Pointer(parse.ClassUser, alice)}}}, "", true)
+	if code != http.StatusCreated {
+		t.Fatalf("role: %d %s", code, body)
+	}
+	return alice, bob
+}
+
 func ids(rows []parse.Object) []string {
 	out := []string{}
 	for _, r := range rows {
@@ -49,12 +62,7 @@ func TestIdentities(t *testing.T) {
 	st := openStore(t, srv)
 	defer st.Close()
 	ctx := context.Background()
-	alice, bob := signUp(t, srv, "alice"), signUp(t, srv, "bob")
-	code, body := srv.Request(http.MethodPost, "/roles", map[string]any{"name": "Staff", "ACL": map[string]any{"*": map[string]any{"read": true}},
-		"users": map[string]any{"__op": "AddRelation", "objects": []any{parse.Pointer(parse.ClassUser, alice)}}}, "", true)
-	if code != http.StatusCreated {
-		t.Fatalf("role: %d %s", code, body)
-	}
+	alice, bob := aliceStaffAndBob(t, srv)
 	doc := parse.NewSchema("Doc")
 	doc.Fields["title"] = parse.Field{Type: parse.TypeString}
 	if err := st.CreateClass(ctx, doc); err != nil {

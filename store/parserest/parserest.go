@@ -53,6 +53,11 @@ type Config struct {
 	// LiveQueryURL is the LiveQuery WebSocket (default: ServerURL with
 	// ws:// or wss://).
 	LiveQueryURL string
+	// LocalAggregateRows caps the rows one aggregation run by parsemcp
+	// itself may fetch (see Store.Aggregate; default
+	// DefaultLocalAggregateRows). A pipeline that would need more is
+	// refused with store.ErrUnsupported.
+	LocalAggregateRows int
 }
 
 // The environment variables ParseURL reads the keys from.
@@ -154,6 +159,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = 64 << 20
+	}
+	if cfg.LocalAggregateRows <= 0 {
+		cfg.LocalAggregateRows = DefaultLocalAggregateRows
 	}
 	s := &Store{cfg: cfg, base: strings.TrimSuffix(cfg.ServerURL, "/"), http: cfg.HTTPClient, log: cfg.Logger, sessions: map[string]string{}}
 	s.display = cfg.Redacted()

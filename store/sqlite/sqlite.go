@@ -146,8 +146,8 @@ func (s *Store) Close() error {
 // Setup creates the `_SCHEMA` table and the system classes where missing
 // (`parsemcp migrate`, `parsemcp demo`); it changes nothing already there.
 func (s *Store) Setup(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" TEXT PRIMARY KEY, "schema" TEXT NOT NULL, "isParseClass" INTEGER NOT NULL DEFAULT 1)`); err != nil {
-		return fmt.Errorf("create _SCHEMA: %w", err)
+	if err := s.createSchemaTable(ctx); err != nil {
+		return err
 	}
 	// The system classes exist in every Parse database.
 	for _, sch := range parse.SystemSchemas() {
@@ -165,6 +165,14 @@ func (s *Store) Setup(ctx context.Context) error {
 		if _, err := s.db.ExecContext(ctx, updatedAtIndex(name)); err != nil && !strings.Contains(err.Error(), "no such table") {
 			return fmt.Errorf("index %s.updatedAt: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// createSchemaTable creates the `_SCHEMA` table where missing.
+func (s *Store) createSchemaTable(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS "_SCHEMA" ("className" TEXT PRIMARY KEY, "schema" TEXT NOT NULL, "isParseClass" INTEGER NOT NULL DEFAULT 1)`); err != nil {
+		return fmt.Errorf("create _SCHEMA: %w", err)
 	}
 	return nil
 }
