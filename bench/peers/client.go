@@ -1,17 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
 )
 
 // A worker makes one request of an operation and reads its whole answer.
@@ -24,74 +22,21 @@ type worker interface {
 // call is one MCP tools/call: the tool and its arguments as JSON text.
 type call struct{ tool, args string }
 
-// rawMCP speaks Streamable HTTP JSON-RPC with plain POSTs: one initialize,
-// then tools/call after tools/call on the session. It reads each answer to
-// its end (JSON or an SSE stream) and checks it is a result, not an error,
-// without decoding it: the client's own work stays out of the figures.
+// rawMCP is the client of least work (bench/internal/rawmcp) with the
+// target's calls.
 type rawMCP struct {
-	hc      *http.Client
-	url     string
-	headers map[string]string
-	calls   map[string]call
-	session string
-	proto   string
-	next    int
-	buf     bytes.Buffer
+	c     *rawmcp.Client
+	calls map[string]call
 }
 
-var errNotResult = errors.New("answer is not a successful tool result")
+var errNotResult = rawmcp.ErrNotResult
 
 func newRawMCP(ctx context.Context, hc *http.Client, url string, headers map[string]string, calls map[string]call) (*rawMCP, error) {
-	w := &rawMCP{hc: hc, url: url, headers: headers, calls: calls}
-	body, h, err := w.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"parsemcp-bench-peers","version":"1"}}}`)
+	c, err := rawmcp.Connect(ctx, hc, url, headers)
 	if err != nil {
-		return nil, fmt.Errorf("initialize: %w", err)
+		return nil, err
 	}
-	var m struct {
-		Result struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(sseData(body), &m); err != nil || m.Result.ProtocolVersion == "" {
-		return nil, fmt.Errorf("initialize: unexpected answer %.200q", body)
-	}
-	w.session = h.Get("Mcp-Session-Id")
-	w.proto = m.Result.ProtocolVersion
-	if _, _, err := w.post(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
-		return nil, fmt.Errorf("initialized: %w", err)
-	}
-	return w, nil
-}
-
-func (w *rawMCP) post(ctx context.Context, body string) ([]byte, http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.url, strings.NewReader(body))
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range w.headers {
-		req.Header.Set(k, v)
-	}
-	if w.session != "" {
-		req.Header.Set("Mcp-Session-Id", w.session)
-	}
-	if w.proto != "" {
-		req.Header.Set("Mcp-Protocol-Version", w.proto)
-	}
-	resp, err := w.hc.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	w.buf.Reset()
-	if _, err := w.buf.ReadFrom(resp.Body); err != nil {
-		return nil, nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, nil, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, w.buf.Bytes())
-	}
-	return w.buf.Bytes(), resp.Header, nil
+	return &rawMCP{c: c, calls: calls}, nil
 }
 
 func (w *rawMCP) do(ctx context.Context, op string) error {
@@ -99,29 +44,10 @@ func (w *rawMCP) do(ctx context.Context, op string) error {
 	if !ok {
 		return fmt.Errorf("no call for %s", op)
 	}
-	w.next++
-	body, _, err := w.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(w.next)+`,"method":"tools/call","params":{"name":"`+c.tool+`","arguments":`+c.args+`}}`)
-	if err != nil {
-		return err
-	}
-	if !bytes.Contains(body, []byte(`"result"`)) || bytes.Contains(body, []byte(`"isError":true`)) {
-		return fmt.Errorf("%w: %.300s", errNotResult, body)
-	}
-	return nil
+	return w.c.Call(ctx, c.tool, c.args)
 }
 
 func (w *rawMCP) close() {}
-
-// sseData returns the data of the first SSE event of body, or body itself
-// when it is plain JSON.
-func sseData(body []byte) []byte {
-	for line := range bytes.Lines(body) {
-		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-			return bytes.TrimSpace(d)
-		}
-	}
-	return body
-}
 
 // sdkMCP is the official go-sdk client: what an application would see,
 // client decoding included.

@@ -1,0 +1,113 @@
+// Package rawmcp is the benchmarks' MCP client of least work: it speaks
+// Streamable HTTP JSON-RPC with plain POSTs (one initialize, then
+// tools/call after tools/call on the session), reads each answer to its
+// end (JSON or an SSE stream) and checks that it is a result, not an
+// error, without decoding it, so the client's own work stays out of the
+// figures. One Client is one session; it is not safe for concurrent use.
+package rawmcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// ErrNotResult is returned for an answer that is not a successful tool
+// result.
+var ErrNotResult = errors.New("answer is not a successful tool result")
+
+// Client is one MCP session.
+type Client struct {
+	hc      *http.Client
+	url     string
+	headers map[string]string
+	session string
+	proto   string
+	next    int
+	buf     bytes.Buffer
+}
+
+// Connect initializes a session at url (protocol 2025-06-18), sending
+// headers with every request.
+func Connect(ctx context.Context, hc *http.Client, url string, headers map[string]string) (*Client, error) {
+	c := &Client{hc: hc, url: url, headers: headers}
+	body, h, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"parsemcp-bench","version":"1"}}}`)
+	if err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	var m struct {
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(SSEData(body), &m); err != nil || m.Result.ProtocolVersion == "" {
+		return nil, fmt.Errorf("initialize: unexpected answer %.200q", body)
+	}
+	c.session = h.Get("Mcp-Session-Id")
+	c.proto = m.Result.ProtocolVersion
+	if _, _, err := c.post(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		return nil, fmt.Errorf("initialized: %w", err)
+	}
+	return c, nil
+}
+
+// Call makes one tools/call with args (JSON text) and reads the whole
+// answer; an answer that is not a successful result is ErrNotResult.
+func (c *Client) Call(ctx context.Context, tool, args string) error {
+	c.next++
+	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(body, []byte(`"result"`)) || bytes.Contains(body, []byte(`"isError":true`)) {
+		return fmt.Errorf("%w: %.300s", ErrNotResult, body)
+	}
+	return nil
+}
+
+func (c *Client) post(ctx context.Context, body string) ([]byte, http.Header, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	if c.proto != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.proto)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	c.buf.Reset()
+	if _, err := c.buf.ReadFrom(resp.Body); err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, c.buf.Bytes())
+	}
+	return c.buf.Bytes(), resp.Header, nil
+}
+
+// SSEData returns the data of the first SSE event of body, or body itself
+// when it is plain JSON.
+func SSEData(body []byte) []byte {
+	for line := range bytes.Lines(body) {
+		if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			return bytes.TrimSpace(d)
+		}
+	}
+	return body
+}
