@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,11 +16,18 @@ import (
 // run again, finds everything in place; a SQLite store needs nothing.
 func TestMigrateCommand(t *testing.T) {
 	url := pgtest.Schema(t, "e2e_migrate")
+	// The schema's name (e2e_migrate_2, … when the test runs again in the
+	// same process, as with -count).
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
 	stdout, stderr, code := run(t, nil, "migrate", "--store", url)
 	if code != 0 {
 		t.Fatalf("migrate: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"created the change log table e2e_migrate._parsemcp_changes", "trigger function created", "triggers added to 3 classes: _Role, _Session, _User", "done"} {
+	for _, want := range []string{"created the change log table " + schema + "._parsemcp_changes", "trigger function created", "triggers added to 3 classes: _Role, _Session, _User", "done"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("first run: no %q in:\n%s", want, stdout)
 		}
@@ -28,7 +36,7 @@ func TestMigrateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("migrate again: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"change log table e2e_migrate._parsemcp_changes already present", "trigger function replaced", "triggers added to 0 classes: none", "triggers already on 3 classes", "already up to date"} {
+	for _, want := range []string{"change log table " + schema + "._parsemcp_changes already present", "trigger function replaced", "triggers added to 0 classes: none", "triggers already on 3 classes", "already up to date"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("second run: no %q in:\n%s", want, stdout)
 		}
