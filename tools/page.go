@@ -88,6 +88,10 @@ func (p *Page) cut(kept, had int) {
 	p.continueAt(p.Pagination.Skip + kept)
 }
 
+// rowSizer is a Paged result whose rows are encoded already: rowBytes is
+// the size of row i of the full page.
+type rowSizer interface{ rowBytes(i int) int }
+
 // Paged is a result whose rows the response budget may cut: a type that
 // embeds Page and keeps its full row list.
 type Paged interface {
@@ -98,13 +102,15 @@ type Paged interface {
 	keepRows(n int)
 }
 
-// Fit encodes a tool result within budget bytes. A Paged result over the
+// Fit encodes a tool result within budget bytes. Its rows
+// (json.RawMessage) are taken as they are (jsonenc.MarshalTrusted): they
+// come from the governed scope's own encoding. A Paged result over the
 // budget keeps the longest prefix of its rows that fits (at least the
 // envelope) and says so: truncated, rows_left_out and a next_call resuming
 // at the first row left out. Any other result over the budget is refused
 // with too_large, naming what to narrow.
 func Fit(v any, budget int) ([]byte, error) {
-	b, err := jsonenc.Marshal(v)
+	b, err := jsonenc.MarshalTrusted(v)
 	if err != nil {
 		return nil, fmt.Errorf("result not serializable: %w", err)
 	}
@@ -116,22 +122,49 @@ func Fit(v any, budget int) ([]byte, error) {
 		return nil, tooLarge(len(b), budget, v)
 	}
 	n := p.pageRows()
-	fit := func(k int) ([]byte, bool) {
+	fits := map[int][]byte{} // the encodings that fit, by rows kept
+	fit := func(k int) bool {
 		p.keepRows(k)
-		b, err := jsonenc.Marshal(v)
-		return b, err == nil && len(b) <= budget
+		b, err := jsonenc.MarshalTrusted(v)
+		if err == nil && len(b) <= budget {
+			fits[k] = b
+			return true
+		}
+		return false
 	}
 	// The longest prefix that fits (binary search; rows only add bytes).
 	lo, hi := 0, n-1
+	if rs, ok := p.(rowSizer); ok && fit(0) {
+		// Rows already encoded: guess from their sizes (an empty page's
+		// envelope, then each row and its comma) and check the guess and
+		// the next, which usually settles it in two encodings.
+		size, k := len(fits[0]), 0
+		for k < n-1 && size+rs.rowBytes(k)+1 <= budget {
+			size += rs.rowBytes(k) + 1
+			k++
+		}
+		switch {
+		case !fit(k):
+			hi = k - 1
+		case k == n-1 || !fit(k+1):
+			lo, hi = k, k
+		default:
+			lo = k + 1
+		}
+	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if _, ok := fit(mid); ok {
+		if fit(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1
 		}
 	}
-	out, ok := fit(lo)
+	p.keepRows(lo)
+	out, ok := fits[lo]
+	if !ok && fit(lo) {
+		out, ok = fits[lo], true
+	}
 	if !ok || (lo == 0 && n > 0) { // not even one row: a next_call would not advance
 		p.keepRows(n)
 		return nil, tooLarge(len(b), budget, v)

@@ -25,6 +25,8 @@ type QueryResult struct {
 
 func (r *QueryResult) pageRows() int { return len(r.all) }
 
+func (r *QueryResult) rowBytes(i int) int { return len(r.all[i]) }
+
 func (r *QueryResult) keepRows(n int) {
 	r.Results = r.all[:n]
 	r.ResultCount = n

@@ -11,23 +11,29 @@
 package parserest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/internal/parseserver"
 	"github.com/parsemcp/parsemcp/internal/pgtest"
@@ -36,8 +42,10 @@ import (
 )
 
 var (
-	rows = flag.Int("rows", 2000, "demo dataset size")
-	n    = flag.Int("n", 200, "measured calls per operation and concurrency")
+	rows   = flag.Int("rows", 2000, "demo dataset size")
+	n      = flag.Int("n", 200, "measured calls per operation and concurrency")
+	only   = flag.String("ops", "", "run only these operations (comma-separated: find,count,$group,get)")
+	client = flag.String("client", "raw", "MCP client: raw (reads each answer without decoding it, as the REST client does: the server's cost) or sdk (the official go-sdk client in this process, its decoding and output-schema validation included)")
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -80,12 +88,13 @@ func TestCompare(t *testing.T) {
 			return err
 		}
 		defer resp.Body.Close()
-		var v any
-		if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		// Read to the end, not decoded: as the raw MCP client does.
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
 			return err
 		}
 		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %d %v", path, resp.StatusCode, v)
+			return fmt.Errorf("%s: %d %s", path, resp.StatusCode, b)
 		}
 		return nil
 	}
@@ -107,40 +116,66 @@ func TestCompare(t *testing.T) {
 	}
 	var ms0 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	fmt.Printf("\nparsemcp over parserest vs Parse Server REST (%d rows, %d calls per cell, Streamable HTTP, master key)\n\n", *rows, *n)
-	fmt.Println("| operation | concurrency | Parse Server p50 ms | parsemcp p50 ms | ratio | within 1.3× |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	fmt.Printf("\nparsemcp over parserest vs Parse Server REST (%d rows, %d calls per cell, Streamable HTTP, master key, %s MCP client)\n\n", *rows, *n, *client)
+	fmt.Println("| operation | concurrency | Parse Server p50 ms | parsemcp p50 ms | ratio | within 1.3× | Parse Server CPU ms/call, direct | Parse Server CPU ms/call, via parsemcp | parsemcp CPU ms/call | CPU ratio |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, o := range ops {
+		if *only != "" && !slices.Contains(strings.Split(*only, ","), o.name) {
+			continue
+		}
 		for _, conc := range []int{1, 8, 32} {
-			sessions := make([]*mcp.ClientSession, conc)
-			for i := range sessions {
-				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
-					&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
-				if err != nil {
-					t.Fatal(err)
+			var callTool func(ctx context.Context, i int) error
+			switch *client {
+			case "sdk":
+				sessions := make([]*mcp.ClientSession, conc)
+				for i := range sessions {
+					cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx,
+						&mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer cs.Close()
+					sessions[i] = cs
 				}
-				defer cs.Close()
-				sessions[i] = cs
-			}
-			callTool := func(ctx context.Context, i int) error {
-				res, err := sessions[i].CallTool(ctx, &mcp.CallToolParams{Name: o.tool, Arguments: o.args})
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: %v", o.tool, res.Content[0].(*mcp.TextContent).Text)
+				callTool = func(ctx context.Context, i int) error {
+					res, err := sessions[i].CallTool(ctx, &mcp.CallToolParams{Name: o.tool, Arguments: o.args})
+					if err == nil && res.IsError {
+						err = fmt.Errorf("%s: %v", o.tool, res.Content[0].(*mcp.TextContent).Text)
+					}
+					return err
 				}
-				return err
+			case "raw":
+				args, _ := json.Marshal(o.args)
+				clients := make([]*rawmcp.Client, conc)
+				for i := range clients {
+					if clients[i], err = rawmcp.Connect(ctx, hc, ts.URL, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				callTool = func(ctx context.Context, i int) error { return clients[i].Call(ctx, o.tool, string(args)) }
+			default:
+				t.Fatalf("-client %q: raw or sdk", *client)
 			}
 			// Interleaved rounds: direct, then parsemcp, so drift hits both.
+			// CPU time is read around each round: Parse Server's (node)
+			// and this process's (parsemcp and the clients).
 			var direct, server []time.Duration
+			var psDirect, psVia, goDirect, goVia time.Duration
 			for round := 0; round < 2; round++ {
+				ps0, go0 := procCPU(t, srv.Pid()), selfCPU(t)
 				d, err := run(ctx, conc, *n/2, func(ctx context.Context, _ int) error { return o.direct(ctx) })
 				if err != nil {
 					t.Fatal(err)
 				}
+				ps1, go1 := procCPU(t, srv.Pid()), selfCPU(t)
 				s, err := run(ctx, conc, *n/2, callTool)
 				if err != nil {
 					t.Fatal(err)
 				}
+				ps2, go2 := procCPU(t, srv.Pid()), selfCPU(t)
 				direct, server = append(direct, d...), append(server, s...)
+				psDirect, goDirect = psDirect+ps1-ps0, goDirect+go1-go0
+				psVia, goVia = psVia+ps2-ps1, goVia+go2-go1
 			}
 			pd, ps := p50(direct), p50(server)
 			r := float64(ps) / float64(pd)
@@ -148,7 +183,15 @@ func TestCompare(t *testing.T) {
 			if r > 1.3 {
 				ok = "no"
 			}
-			fmt.Printf("| %s | %d | %.2f | %.2f | %.2f× | %s |\n", o.name, conc, msOf(pd), msOf(ps), r, ok)
+			calls := float64(len(direct))
+			perCall := func(d time.Duration) float64 { return msOf(d) / calls }
+			// parsemcp's own CPU: this process's during the parsemcp
+			// rounds less its CPU during the direct rounds (the clients'
+			// share, about the same both ways).
+			own := max(goVia-goDirect, 0)
+			cpuRatio := float64(psVia+own) / float64(max(psDirect, time.Millisecond))
+			fmt.Printf("| %s | %d | %.2f | %.2f | %.2f× | %s | %.2f | %.2f | %.2f | %.2f× |\n", o.name, conc, msOf(pd), msOf(ps), r, ok,
+				perCall(psDirect), perCall(psVia), perCall(own), cpuRatio)
 		}
 	}
 	var ms1 runtime.MemStats
@@ -186,6 +229,33 @@ func run(ctx context.Context, conc, n int, call func(ctx context.Context, worker
 	}
 	wg.Wait()
 	return out, firstErr
+}
+
+// procCPU returns the user and system CPU time process pid has used
+// (/proc/pid/stat, in clock ticks of 10 ms).
+func procCPU(t *testing.T, pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatalf("Parse Server's CPU time: %v", err)
+	}
+	// The fields after the command name (in parentheses, which may hold
+	// spaces): state is the first, utime the 12th, stime the 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// selfCPU returns this process's user and system CPU time.
+func selfCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func p50(ds []time.Duration) time.Duration {

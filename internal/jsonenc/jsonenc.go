@@ -27,6 +27,16 @@ func Append(dst []byte, v any) ([]byte, error) { return segjson.Append(dst, v, f
 // Marshal is encoding/json.Marshal, faster.
 func Marshal(v any) ([]byte, error) { return segjson.Marshal(v) }
 
+// MarshalTrusted is Marshal for a value whose json.RawMessage parts are
+// already compact, escaped JSON (made by this package, by encoding/json,
+// or by a store's FindJSON): they are copied as they are instead of being
+// checked and compacted again, which for a page of rows is most of the
+// work. For such values its output is Marshal's, byte for byte; a
+// RawMessage that is not valid JSON would make the output invalid.
+func MarshalTrusted(v any) ([]byte, error) {
+	return segjson.Append(make([]byte, 0, 1024), v, flags|segjson.TrustRawMessage)
+}
+
 // AppendQuoted appends text (usually JSON) as one JSON string, escaped as
 // encoding/json escapes a string.
 func AppendQuoted(dst, text []byte) []byte {

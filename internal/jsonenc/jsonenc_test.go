@@ -75,3 +75,25 @@ func FuzzAppendQuoted(f *testing.F) {
 		sameAsStd(t, map[string]any{s: []any{s, 1.5}})
 	})
 }
+
+// TestMarshalTrusted: a value whose raw parts this package made encodes
+// as Marshal encodes it, byte for byte.
+func TestMarshalTrusted(t *testing.T) {
+	var rows []json.RawMessage
+	for _, r := range findPage()["results"].([]map[string]any) {
+		b, err := Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, b)
+	}
+	page := map[string]any{"class_name": "Ticket", "results": rows, "note": "<&>", "pipeline": json.RawMessage(`[{"$match":{"a":"\u003cb\u003e"}}]`)}
+	want, err := Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := MarshalTrusted(page)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("MarshalTrusted differs from Marshal (%v):\n%.300s\n%.300s", err, got, want)
+	}
+}

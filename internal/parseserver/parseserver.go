@@ -189,6 +189,9 @@ func (s *Server) healthy() error {
 // Log returns what Parse Server printed so far (stdout and stderr).
 func (s *Server) Log() string { return s.proc.Log() }
 
+// Pid returns the Parse Server (node) process's id, 0 when it is stopped.
+func (s *Server) Pid() int { return s.proc.Pid() }
+
 // RequestJSON is Request for an answer that is a JSON object: the test
 // fails when it is not one.
 func (s *Server) RequestJSON(method, path string, body any, sessionToken string, master bool) (int, map[string]any) {

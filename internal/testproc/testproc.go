@@ -141,6 +141,17 @@ func (s *Server) Restart() {
 // Log returns the server's log so far (for failure messages).
 func (s *Server) Log() string { return ReadLog(s.o.LogFile) }
 
+// Pid returns the running process's id (0 when it is not running), for a
+// benchmark that reads its CPU time.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // ReadLog returns the content of a server's log file, or why there is
 // none.
 func ReadLog(path string) string {
