@@ -154,8 +154,15 @@ func TestServeParseServer(t *testing.T) {
 		}
 	})
 
+	// The rows an aggregation parsemcp runs itself may fetch are capped.
+	stdout, stderr, code := run(t, env, "call", "group_by", "--store", spec, "--as-user", demo.MemberUserID, "--parse-aggregate-rows", "5",
+		"--args", `{"class_name":"Ticket","field":"status"}`)
+	if code == 0 || !strings.Contains(stdout+stderr, "more than 5 rows") {
+		t.Fatalf("--parse-aggregate-rows 5: exit %d: %s %s", code, stdout, stderr)
+	}
+
 	// An identity Parse Server has no session for is refused at start-up.
-	_, stderr, code := run(t, env, "call", "count_objects", "--store", spec, "--as-role", "Admin", "--args", `{"class_name":"Ticket"}`)
+	_, stderr, code = run(t, env, "call", "count_objects", "--store", spec, "--as-role", "Admin", "--args", `{"class_name":"Ticket"}`)
 	if code == 0 || !strings.Contains(stderr, "no Parse Server equivalent") {
 		t.Fatalf("--as-role on a Parse Server store: exit %d: %s", code, stderr)
 	}

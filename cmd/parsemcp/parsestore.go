@@ -18,6 +18,10 @@ import (
 // as flag defaults.
 var parseKeys struct{ master, rest, js string }
 
+// parseAggregateRows caps the rows one aggregation parsemcp runs itself
+// over a Parse Server store may fetch (parserest.Config.LocalAggregateRows).
+var parseAggregateRows int
+
 func registerParseKeys(fl *pflag.FlagSet) {
 	if fl.Lookup("parse-master-key") != nil {
 		return
@@ -25,6 +29,7 @@ func registerParseKeys(fl *pflag.FlagSet) {
 	fl.StringVar(&parseKeys.master, "parse-master-key", "", "parse+http(s) store: Parse Server's master key (default: env "+parserest.EnvMasterKey+"); needed for schemas, aggregation and acting as users")
 	fl.StringVar(&parseKeys.rest, "parse-rest-key", "", "parse+http(s) store: Parse Server's REST API key, when it requires one (default: env "+parserest.EnvRESTKey+")")
 	fl.StringVar(&parseKeys.js, "parse-js-key", "", "parse+http(s) store: Parse Server's JavaScript key, for LiveQuery and servers that require it (default: env "+parserest.EnvJSKey+")")
+	fl.IntVar(&parseAggregateRows, "parse-aggregate-rows", parserest.DefaultLocalAggregateRows, "parse+http(s) store: most rows an aggregation parsemcp runs itself may fetch (agents without the master key or with row rules, and the stages Parse Server on PostgreSQL lacks; docs/PARSE_SERVER.md)")
 }
 
 // openParse opens a Parse Server store.
@@ -44,6 +49,7 @@ func openParse(ctx context.Context, spec string, log *slog.Logger) (store.Store,
 	if log != nil {
 		cfg.Logger = log
 	}
+	cfg.LocalAggregateRows = parseAggregateRows
 	st, err := parserest.Open(ctx, cfg)
 	if err != nil {
 		return nil, "", err

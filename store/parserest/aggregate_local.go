@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultLocalAggregateRows is Config.LocalAggregateRows's default.
-const DefaultLocalAggregateRows = 100_000
+const DefaultLocalAggregateRows = 50_000
 
 // errRelationInLocal refuses a relation constraint in a pipeline run
 // locally: the rows fetched carry no relation links.
