@@ -123,15 +123,9 @@ func TestIdentities(t *testing.T) {
 // back, calls work again, the feed reconnects (publishing a resync) and
 // reports the next change.
 func TestFeedOtherClientAndRestart(t *testing.T) {
-	srv := startServer(t)
-	st := openStore(t, srv)
+	srv, st := serverWithNotes(t)
 	defer st.Close()
 	ctx := context.Background()
-	note := parse.NewSchema("Note")
-	note.Fields["text"] = parse.Field{Type: parse.TypeString}
-	if err := st.CreateClass(ctx, note); err != nil {
-		t.Fatal(err)
-	}
 	rec := &storetest.Recorder{}
 	cancel := st.Watch(rec.Add)
 	defer cancel()

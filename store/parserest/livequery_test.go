@@ -24,15 +24,9 @@ import (
 // restarts, every subscription is made again: a resync, then the next
 // change.
 func TestWatchClassPerCredential(t *testing.T) {
-	srv := startServer(t)
-	st := openStore(t, srv)
+	srv, st := serverWithNotes(t)
 	defer st.Close()
 	ctx := context.Background()
-	note := parse.NewSchema("Note")
-	note.Fields["text"] = parse.Field{Type: parse.TypeString}
-	if err := st.CreateClass(ctx, note); err != nil {
-		t.Fatal(err)
-	}
 	signUp := func(name string) (id, token string) {
 		t.Helper()
 		code, out := srv.RequestJSON(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name}, "", false)

@@ -38,6 +38,21 @@ func openStore(t *testing.T, srv *parseserver.Server) *parserest.Store {
 	return st
 }
 
+// serverWithNotes starts a Parse Server and opens the store on it with
+// one class, Note (a String field text).
+func serverWithNotes(t *testing.T) (*parseserver.Server, *parserest.Store) {
+	t.Helper()
+	srv := startServer(t)
+	st := openStore(t, srv)
+	note := parse.NewSchema("Note")
+	note.Fields["text"] = parse.Field{Type: parse.TypeString}
+	if err := st.CreateClass(context.Background(), note); err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return srv, st
+}
+
 // reset empties the Parse Server between subtests: every object of every
 // class is purged, the classes a test made are dropped, and the system
 // classes lose the fields and permissions a test gave them.
