@@ -348,3 +348,56 @@ func ids(rows []parse.Object) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestAgentFilterSubqueriesInLookup: a filter holding a sub-query
+// narrows a $lookup'd class exactly as it narrows a find of that class.
+// Its sub-query is governed like any other (an ungoverned one admits no
+// row, and a $notInQuery of nothing is every row: the filter would be
+// dropped).
+func TestAgentFilterSubqueriesInLookup(t *testing.T) {
+	ctx := context.Background()
+	st := fixture.Store(t, filepath.Join(t.TempDir(), "fixture.sqlite"))
+	a := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster})
+	a.Policy.Filters = []agent.ClassFilters{{"Project": {"owner": map[string]any{
+		"$notInQuery": map[string]any{"className": parse.ClassUser, "where": map[string]any{"username": "bob"}}}}}}
+	s := agent.NewScope(a, st)
+	found, err := s.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: "Project", Limit: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := ids(found)
+	if slices.Contains(allowed, "pBorealis2") || len(allowed) == 0 {
+		t.Fatalf("find: %v; want the projects bob does not own", allowed)
+	}
+	for _, pipeline := range []string{
+		`[{"$lookup": {"from": "Project", "localField": "project", "foreignField": "_id", "as": "p"}}, {"$project": {"p": 1}}]`,
+		`[{"$graphLookup": {"from": "Project", "startWith": "$project", "connectFromField": "owner", "connectToField": "_id", "as": "p", "maxDepth": 0}}, {"$project": {"p": 1}}]`,
+	} {
+		tsch, err := s.Schema(ctx, "Ticket")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := query.ParsePipelineJSON(tsch, func(c string) (parse.Schema, error) { return s.Schema(ctx, c) }, []byte(pipeline))
+		if err != nil {
+			t.Fatalf("%s: %v", pipeline, err)
+		}
+		rows, err := s.Aggregate(ctx, p)
+		if err != nil {
+			t.Fatalf("%s: %v", pipeline, err)
+		}
+		joined := 0
+		for _, r := range rows {
+			ps, _ := r["p"].([]any)
+			for _, x := range ps {
+				id, _ := x.(map[string]any)[parse.FieldObjectID].(string)
+				joined++
+				if !slices.Contains(allowed, id) {
+					t.Errorf("%s: ticket %v joined project %s, which the filter leaves out", pipeline, r[parse.FieldObjectID], id)
+				}
+			}
+		}
+		if joined == 0 {
+			t.Errorf("%s: nothing joined", pipeline)
+		}
+	}
+}

@@ -218,7 +218,8 @@ func (p *Pipeline) Lookups() []*LookupStage {
 
 // Subqueries calls f for every sub-query ($inQuery, $select, $relatedTo)
 // of the pipeline's constraints (Filter, every $match, restrictSearchWithMatch,
-// and those of $facet and $unionWith sub-pipelines), so the governed scope
+// the Filter of each $lookup and $graphLookup, and those of $facet and
+// $unionWith sub-pipelines), so the governed scope
 // can constrain each one as it does for a find (the store applies no read
 // ACL to them by itself).
 func (p *Pipeline) Subqueries(f func(*Query) error) error {
@@ -233,8 +234,12 @@ func (p *Pipeline) Subqueries(f func(*Query) error) error {
 		switch x := st.(type) {
 		case *MatchStage:
 			err = Subqueries(x.Where, f)
+		case *LookupStage:
+			err = Subqueries(x.Filter, f)
 		case *GraphLookupStage:
-			err = Subqueries(x.Restrict, f)
+			if err = Subqueries(x.Restrict, f); err == nil {
+				err = Subqueries(x.Filter, f)
+			}
 		case *UnionWithStage:
 			err = x.Pipeline.Subqueries(f)
 		}

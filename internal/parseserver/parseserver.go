@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -51,6 +52,9 @@ type Options struct {
 	// LiveQueryClasses are the classes with LiveQuery, each a regular
 	// expression anchored at both ends; empty means every class.
 	LiveQueryClasses []string
+	// MaxLimit, when set, is the most rows one find answers (Parse
+	// Server's maxLimit), whatever limit the client asks for.
+	MaxLimit int
 }
 
 // Server is a running (or stopped) Parse Server that belongs to one test.
@@ -113,6 +117,9 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	if opts.RateLimit != "" {
 		env = append(env, "PARSE_RATE_LIMIT="+opts.RateLimit)
+	}
+	if opts.MaxLimit > 0 {
+		env = append(env, "PARSE_MAX_LIMIT="+strconv.Itoa(opts.MaxLimit))
 	}
 	t.Cleanup(func() {
 		if t.Failed() { // s.proc is nil when the start failed

@@ -18,6 +18,7 @@
 //   PARSE_RATE_LIMIT      "PATH COUNT WINDOW_MS": Parse Server's rate limit on one
 //                         path (e.g. "/classes/Limited 2 60000"), master key and
 //                         local clients included (tests of the 429 answer)
+//   PARSE_MAX_LIMIT       the most rows one find answers (Parse Server's maxLimit)
 //   PARSE_LOGS_FOLDER     where Parse Server writes its log files (default: a
 //                         "logs" folder in the working directory; the Go helper
 //                         runs it in a temporary directory)
@@ -68,6 +69,7 @@ async function main() {
       includeMasterKey: true, includeInternalRequests: true }];
   }
   if (process.env.PARSE_REST_KEY) config.restAPIKey = process.env.PARSE_REST_KEY;
+  if (process.env.PARSE_MAX_LIMIT) config.maxLimit = Number(process.env.PARSE_MAX_LIMIT);
   if (process.env.PARSE_JS_KEY) config.javascriptKey = process.env.PARSE_JS_KEY;
 
   const server = new ParseServer(config);

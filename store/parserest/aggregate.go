@@ -30,10 +30,14 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if !readACL.IsSet() {
 		return []map[string]any{}, nil // an undecided filter admits no row
 	}
-	restricted := !readACL.IsOpen() || p.Filter != nil
-	for _, l := range p.Lookups() {
-		restricted = restricted || l.Filter != nil
+	// Restricted: the caller is not the master key, a source carries row
+	// rules, or a sub-query does (its rules are in the parsed pipeline,
+	// not in the stages as written).
+	restricted := !readACL.IsOpen()
+	for _, src := range p.Sources() {
+		restricted = restricted || *src.Filter != nil
 	}
+	_ = p.Subqueries(func(*query.Query) error { restricted = true; return nil })
 	if restricted || pgUnsupportedStage(p) != "" || (p.Raw == nil && len(p.Stages) > 0) {
 		return s.aggregateLocally(ctx, class, p, readACL)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strconv"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
@@ -15,95 +17,135 @@ import (
 // DefaultLocalAggregateRows is Config.LocalAggregateRows's default.
 const DefaultLocalAggregateRows = 50_000
 
+// localAggregates is how many aggregations one Store runs itself at once
+// (each holds its rows in memory); more wait.
+const localAggregates = 4
+
 // errRelationInLocal refuses a relation constraint in a pipeline run
 // locally: the rows fetched carry no relation links.
 var errRelationInLocal = fmt.Errorf("%w: a $relatedTo or Relation constraint in an aggregation parsemcp runs itself (Parse Server's rows carry no relation links); filter by pointer instead, or aggregate with the master key and no row filters", store.ErrUnsupported)
 
+// fetch is one read of a class's rows as the caller: a source of the
+// pipeline under the scope's rules for it, or the class of a sub-query
+// under the sub-query's constraint.
+type fetch struct {
+	class string
+	where query.Expr
+	acl   query.ACLFilter
+}
+
 // aggregateLocally runs p over the rows readACL's identity may read, which
 // Parse Server itself selects: every class the pipeline reads (its own,
-// each $lookup, $graphLookup and $unionWith, and every class a sub-query
-// names) is fetched with GET /classes as that identity, so Parse Server
-// applies its ACLs, class-level permissions and protected fields, into an
-// in-memory SQLite store of the same classes (sqlite.Scratch), where the
-// pipeline then runs as it would on the sqlite store, its filters and
-// constraints included. A class read once, by one source, is fetched
-// already narrowed by the scope's rules for it (rendered as Parse
-// Server's where); the pipeline applies them again, so that narrowing is
-// only a saving. The rows fetched are capped (Config.LocalAggregateRows),
-// counted before any is fetched.
+// each $lookup, $graphLookup and $unionWith, and the class of every
+// sub-query) is fetched with GET /classes as that identity, so Parse
+// Server applies its ACLs, class-level permissions and protected fields,
+// into an in-memory SQLite store of the same classes (sqlite.Scratch),
+// where the pipeline then runs as it would on the sqlite store.
+//
+// Each source is fetched under its own rules (and each sub-query's class
+// under the sub-query's constraint), sent to Parse Server as its where:
+// Parse Server refuses a rule it would refuse in a find (one on a field
+// protected from the caller), and a class read by two sources holds the
+// rows of both fetches. The pipeline applies every rule again in SQLite,
+// so each source sees only its own rows. A rule that cannot be written as
+// Parse Server's where is refused: it could not be checked as the caller.
+// The rows fetched are capped (Config.LocalAggregateRows).
 func (s *Store) aggregateLocally(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
-	need, err := localSources(p)
+	fetches, err := localFetches(p, readACL)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(need))
-	for c := range need {
+	select {
+	case s.localSem <- struct{}{}:
+		defer func() { <-s.localSem }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rows := map[string][]parse.Object{}
+	seen := map[string]map[string]bool{}
+	budget := s.cfg.LocalAggregateRows
+	for _, f := range fetches {
+		if _, ok := rows[f.class]; !ok {
+			rows[f.class], seen[f.class] = []parse.Object{}, map[string]bool{}
+		}
+		got, err := s.fetchRows(ctx, f, &budget)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range got {
+			if id := store.ObjectIDOf(r); !seen[f.class][id] {
+				seen[f.class][id] = true
+				rows[f.class] = append(rows[f.class], r)
+			}
+		}
+	}
+	names := make([]string, 0, len(rows))
+	for c := range rows {
 		names = append(names, c)
 	}
 	sort.Strings(names)
-	schemas := make([]parse.Schema, 0, len(names))
-	budget := int64(s.cfg.LocalAggregateRows)
-	for _, c := range names {
+	schemas := make([]parse.Schema, len(names))
+	for i, c := range names {
 		sch, err := s.schemas.Shared(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		schemas = append(schemas, sch)
-		where, err := s.where(ctx, &query.Query{Class: c, Where: need[c], ReadACL: readACL})
-		if err != nil {
-			// Not renderable as Parse Server's where: every readable row
-			// (narrowing is only a saving).
-			need[c], where = nil, nil
-		}
-		n, err := s.count(ctx, c, where, readACL)
-		if err != nil {
-			return nil, err
-		}
-		if budget -= n; budget < 0 {
-			return nil, fmt.Errorf("%w: this aggregation would read more than %d rows through Parse Server's REST API to run them as this agent (Parse Server's /aggregate takes only the master key and cannot restrict its rows to the agent's); narrow it with a filter, or raise the limit", store.ErrUnsupported, s.cfg.LocalAggregateRows)
-		}
+		schemas[i] = scratchSchema(sch)
+	}
+	// What goes wrong from here on is about the rows Parse Server gave
+	// (their detail may name fields hidden from the caller): the caller
+	// gets a plain refusal, the operator's log the detail.
+	refuse := func(what string, err error) error {
+		s.log.Warn("parserest: local aggregation failed", "class", class, "step", what, "err", err)
+		return fmt.Errorf("%w: parsemcp could not run this aggregation over the rows Parse Server returned (%s); the server log has the detail", store.ErrUnsupported, what)
 	}
 	scratch, err := sqlite.Scratch(ctx, schemas)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate: local store: %w", err)
+		return nil, refuse("the classes' schemas", err)
 	}
 	defer scratch.Close()
 	for i, c := range names {
-		rows, err := s.Find(ctx, &query.Query{Class: c, Where: need[c], ReadACL: readACL, Limit: -1})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
+		for _, r := range rows[c] {
 			for k, f := range schemas[i].Fields {
 				if f.Type == parse.TypeRelation {
 					delete(r, k)
 				}
 			}
 		}
-		if err := scratch.Create(ctx, c, rows); err != nil {
-			return nil, fmt.Errorf("aggregate: load %s rows: %w", c, err)
+		if err := scratch.Create(ctx, c, rows[c]); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, refuse("loading the rows of "+c, err)
 		}
 	}
 	out, err := scratch.Aggregate(ctx, class, p, query.NoACLFilter)
-	if err != nil && !errors.Is(err, ctx.Err()) {
-		return nil, fmt.Errorf("aggregate: %w", err)
+	if err != nil && ctx.Err() == nil {
+		return nil, refuse("the pipeline", err)
 	}
 	return out, err
 }
 
-// localSources names every class p reads, with the constraint its rows
-// may be narrowed by when fetched (the scope's rules of its only source;
-// nil: every readable row), and refuses relation constraints.
-func localSources(p *query.Pipeline) (map[string]query.Expr, error) {
-	uses := map[string]int{}
-	need := map[string]query.Expr{}
-	add := func(class string, filter query.Expr) {
-		uses[class]++
-		need[class] = filter
+// scratchSchema is sch as the scratch store holds it: the rows are what
+// Parse Server returned, so a required field it stripped (protected from
+// the caller) is no error, and no default is filled in.
+func scratchSchema(sch parse.Schema) parse.Schema {
+	fields := make(map[string]parse.Field, len(sch.Fields))
+	for k, f := range sch.Fields {
+		f.Required, f.DefaultValue = false, nil
+		fields[k] = f
 	}
+	sch.Fields = fields
+	sch.Indexes = nil
+	return sch
+}
+
+// localFetches lists the fetches p needs, and refuses relation
+// constraints.
+func localFetches(p *query.Pipeline, readACL query.ACLFilter) ([]fetch, error) {
+	var out []fetch
 	var err error
-	var visit func(e query.Expr)
-	visit = func(e query.Expr) {
+	visit := func(e query.Expr) {
 		if e == nil || err != nil {
 			return
 		}
@@ -112,31 +154,76 @@ func localSources(p *query.Pipeline) (map[string]query.Expr, error) {
 			return
 		}
 		err = query.Subqueries(e, func(q *query.Query) error {
-			add(q.Class, nil)
 			if relational(q.Where) {
 				return errRelationInLocal
+			}
+			if q.ReadACL.IsSet() { // an undecided sub-query admits no row
+				out = append(out, fetch{class: q.Class, where: q.Where, acl: q.ReadACL})
 			}
 			return nil
 		})
 	}
 	for _, src := range p.Sources() {
-		var filter query.Expr
+		var rules query.Expr
 		if src.Filter != nil {
-			filter = *src.Filter
+			rules = *src.Filter
 		}
-		add(src.Class, filter)
+		out = append(out, fetch{class: src.Class, where: rules, acl: readACL})
 		visit(src.Where)
-		visit(filter)
+		visit(rules)
 	}
+	return out, err
+}
+
+// fetchRows reads f's rows as f's identity, a page of pageSize at a time
+// by ascending objectId (keyset: a page starts after the last id of the
+// previous one, so rows written meanwhile are neither skipped nor read
+// twice, and a server capping its pages below pageSize is paged through
+// too) until a page comes back empty. budget is the rows still allowed;
+// a fetch that would go over it is refused.
+func (s *Store) fetchRows(ctx context.Context, f fetch, budget *int) ([]parse.Object, error) {
+	sch, err := s.schemas.Shared(ctx, f.class)
 	if err != nil {
 		return nil, err
 	}
-	for c, n := range uses {
-		if n > 1 {
-			need[c] = nil // read twice: fetch what both may see
-		}
+	where, err := s.where(ctx, &query.Query{Class: f.class, Where: f.where, ReadACL: f.acl})
+	if err != nil {
+		return nil, fmt.Errorf("%w: a rule or constraint on %s in this aggregation cannot be sent to Parse Server to be checked as this agent", store.ErrUnsupported, f.class)
 	}
-	return need, nil
+	params := url.Values{"order": {parse.FieldObjectID}, "limit": {strconv.Itoa(pageSize)}}
+	path := "/classes/" + url.PathEscape(f.class)
+	var out []parse.Object
+	last := ""
+	for {
+		w := where
+		if last != "" {
+			after := map[string]any{parse.FieldObjectID: map[string]any{"$gt": last}}
+			if len(where) == 0 {
+				w = after
+			} else {
+				w = map[string]any{"$and": []any{where, after}}
+			}
+		}
+		if len(w) > 0 {
+			params.Set("where", jsonParam(w))
+		}
+		page, err := s.findPage(ctx, f.acl, path, params)
+		if err != nil {
+			return nil, err
+		}
+		if len(page) == 0 {
+			return s.shape(sch, nil, out), nil
+		}
+		if *budget -= len(page); *budget < 0 {
+			return nil, fmt.Errorf("%w: this aggregation would read more than %d rows through Parse Server's REST API to run them as this agent (Parse Server's /aggregate takes only the master key and cannot restrict its rows to the agent's); narrow it with a filter, or raise the limit (serve --parse-aggregate-rows)", store.ErrUnsupported, s.cfg.LocalAggregateRows)
+		}
+		next := store.ObjectIDOf(page[len(page)-1])
+		if next == "" || next == last {
+			return nil, errors.New("parserest: Parse Server's pages of rows by objectId did not advance")
+		}
+		last = next
+		out = append(out, page...)
+	}
 }
 
 // relational reports whether e holds a constraint on a Relation field's

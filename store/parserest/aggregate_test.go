@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parsemcp/parsemcp/internal/parseserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -240,5 +241,122 @@ func TestAggregateAsAgent(t *testing.T) {
 	}
 	if rows, err := capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), masterKey); err != nil || len(rows) != 2 {
 		t.Errorf("master key (not capped: Parse Server's own): %v, %v", rows, err)
+	}
+}
+
+// governAll ands rule into the rules of every source of p reading class
+// (as the governed scope does for each source).
+func governAll(p *query.Pipeline, class string, rule query.Expr) *query.Pipeline {
+	p = p.WithFilter(nil)
+	for _, src := range p.Sources() {
+		if src.Class != class {
+			continue
+		}
+		if *src.Filter == nil {
+			*src.Filter = rule
+		} else {
+			*src.Filter = query.And{Exprs: []query.Expr{*src.Filter, rule}}
+		}
+	}
+	return p
+}
+
+// TestAggregateLocalFailsClosed: what parsemcp cannot check as the agent
+// is refused, never answered wider. A rule on a field Parse Server
+// protects from the agent is refused as Parse Server refuses it in a
+// find, also when the class is read twice (each read carries its rules);
+// a required field Parse Server strips does not fail the load with its
+// name; fields SQLite cannot tell apart (k and K) are refused without
+// being named.
+func TestAggregateLocalFailsClosed(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	st := openStore(t, srv)
+	defer st.Close()
+	_, bob := aliceStaffAndBob(t, srv)
+	asBob := query.ACLEntries("*", bob)
+	doc := parse.NewSchema("Doc")
+	doc.Fields["k"] = parse.Field{Type: parse.TypeString}
+	doc.Fields["secret"] = parse.Field{Type: parse.TypeString}
+	doc.Fields["req"] = parse.Field{Type: parse.TypeString, Required: true}
+	doc.CLP = parse.PublicCLP()
+	doc.CLP.ProtectedFields = map[string][]string{"*": {"secret", "req"}}
+	twin := parse.NewSchema("Twin")
+	twin.Fields["k"] = parse.Field{Type: parse.TypeString}
+	twin.Fields["K"] = parse.Field{Type: parse.TypeString}
+	for _, sch := range []parse.Schema{doc, twin} {
+		if err := st.CreateClass(ctx, sch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Create(ctx, "Doc", []parse.Object{{"objectId": "d1", "k": "a", "secret": "x", "req": "r"}, {"objectId": "d2", "k": "b", "secret": "y", "req": "r"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, "Twin", []parse.Object{{"objectId": "w1", "k": "a", "K": "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Bob reads both documents, but not their secret (nor req).
+	group := `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`
+	if rows, err := st.Aggregate(ctx, "Doc", pipelineFor(t, st, "Doc", group), asBob); err != nil || len(rows) != 2 {
+		t.Fatalf("bob's $group (a required field stripped by Parse Server): %v, %v", rows, err)
+	}
+	notX := query.Cmp{Path: query.Path{Field: "secret", Type: parse.TypeString}, Op: query.OpNe, Value: "x"}
+	for name, pipeline := range map[string]string{
+		"read once":  group,
+		"read twice": `[{"$project": {"k": 1}}, {"$unionWith": {"coll": "Doc", "pipeline": [{"$match": {"k": "none"}}]}}]`,
+	} {
+		rows, err := st.Aggregate(ctx, "Doc", governAll(pipelineFor(t, st, "Doc", pipeline), "Doc", notX), asBob)
+		if !errors.Is(err, store.ErrPermissionDenied) {
+			t.Errorf("%s, a rule on a protected field: %v, %v; want Parse Server's refusal", name, rows, err)
+		}
+	}
+	// Parse Server's own find refuses the same rule.
+	if _, err := st.Find(ctx, &query.Query{Class: "Doc", Where: notX, ReadACL: asBob, Limit: -1}); !errors.Is(err, store.ErrPermissionDenied) {
+		t.Errorf("find with the rule: %v; want permission denied (the oracle changed?)", err)
+	}
+	_, err := st.Aggregate(ctx, "Twin", pipelineFor(t, st, "Twin", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), asBob)
+	if !errors.Is(err, store.ErrUnsupported) || strings.Contains(err.Error(), `"K"`) || strings.Contains(err.Error(), "duplicate column") {
+		t.Errorf("fields k and K: %v; want a plain store.ErrUnsupported", err)
+	}
+}
+
+// TestAggregateLocalPagesPastMaxLimit: a Parse Server that answers at
+// most 2 rows per find (maxLimit) still gives a local aggregation every
+// row, and the row cap counts them all.
+func TestAggregateLocalPagesPastMaxLimit(t *testing.T) {
+	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, JSKey: "js-key", MaxLimit: 2})
+	ctx := context.Background()
+	st := openStore(t, srv)
+	defer st.Close()
+	sch := parse.NewSchema("Thing")
+	sch.Fields["k"] = parse.Field{Type: parse.TypeString}
+	if err := st.CreateClass(ctx, sch); err != nil {
+		t.Fatal(err)
+	}
+	var objs []parse.Object
+	for i := range 7 {
+		objs = append(objs, parse.Object{"objectId": fmt.Sprintf("th%d", i), "k": []string{"a", "b"}[i%2]})
+	}
+	if err := st.Create(ctx, "Thing", objs); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := st.Find(ctx, &query.Query{Class: "Thing", ReadACL: query.NoACLFilter, Limit: 10}); err != nil || len(rows) != 2 {
+		t.Fatalf("maxLimit 2 not in force: %d rows, %v", len(rows), err)
+	}
+	rows, err := st.Aggregate(ctx, "Thing", pipelineFor(t, st, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*"))
+	got := map[any]any{}
+	for _, r := range rows {
+		got[r["objectId"]] = r["n"]
+	}
+	if err != nil || got["a"] != 4.0 || got["b"] != 3.0 {
+		t.Fatalf("anonymous $group over 7 rows in pages of 2: %v, %v", rows, err)
+	}
+	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer capped.Close()
+	if _, err := capped.Aggregate(ctx, "Thing", pipelineFor(t, capped, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*")); !errors.Is(err, store.ErrUnsupported) {
+		t.Errorf("7 rows over a cap of 6: %v", err)
 	}
 }

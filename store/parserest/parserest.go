@@ -137,6 +137,8 @@ type Store struct {
 	lqOnce           sync.Once
 	lqMaster, lqUser *lqConn // LiveQuery connections (livequery.go)
 
+	localSem chan struct{} // aggregations run here at once (aggregate_local.go)
+
 	closeOnce sync.Once
 }
 
@@ -163,7 +165,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.LocalAggregateRows <= 0 {
 		cfg.LocalAggregateRows = DefaultLocalAggregateRows
 	}
-	s := &Store{cfg: cfg, base: strings.TrimSuffix(cfg.ServerURL, "/"), http: cfg.HTTPClient, log: cfg.Logger, sessions: map[string]string{}}
+	s := &Store{cfg: cfg, base: strings.TrimSuffix(cfg.ServerURL, "/"), http: cfg.HTTPClient, log: cfg.Logger, sessions: map[string]string{},
+		localSem: make(chan struct{}, localAggregates)}
 	s.display = cfg.Redacted()
 	if u, err := url.Parse(s.base); err == nil {
 		s.mount = u.Path
