@@ -194,6 +194,23 @@ func TestCompare(t *testing.T) {
 				perCall(psDirect), perCall(psVia), perCall(own), cpuRatio)
 		}
 	}
+	// The floor: an MCP ping over the same transport, no tool and no
+	// Parse Server (what any MCP server in front of it adds at least).
+	if *client == "raw" {
+		for _, conc := range []int{1, 8, 32} {
+			clients := make([]*rawmcp.Client, conc)
+			for i := range clients {
+				if clients[i], err = rawmcp.Connect(ctx, hc, ts.URL, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := run(ctx, conc, *n, func(ctx context.Context, i int) error { return clients[i].Ping(ctx) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Printf("| MCP ping (floor) | %d | | %.2f | | | | | | |\n", conc, msOf(p50(d)))
+		}
+	}
 	var ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms1)
 	fmt.Printf("\nparsemcp heap in use after the run: %.1f MiB (Go runtime; Parse Server's own memory is Node's)\n", float64(ms1.HeapInuse)/(1<<20))

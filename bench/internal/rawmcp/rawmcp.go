@@ -70,6 +70,20 @@ func (c *Client) Call(ctx context.Context, tool, args string) error {
 	return nil
 }
 
+// Ping sends a JSON-RPC ping and reads the answer: the round trip of the
+// transport and the SDK alone, no tool.
+func (c *Client) Ping(ctx context.Context) error {
+	c.next++
+	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"ping"}`)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(body, []byte(`"result"`)) {
+		return fmt.Errorf("%w: %.300s", ErrNotResult, body)
+	}
+	return nil
+}
+
 func (c *Client) post(ctx context.Context, body string) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
