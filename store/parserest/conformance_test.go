@@ -18,7 +18,7 @@ const (
 	fakeUsers    = "the fixture's identities (user ids with no _User row, roles without a user, entry lists without \"*\") do not exist in Parse Server, which acts only as real users' sessions"
 	pgWhere      = "Parse Server on PostgreSQL evaluates these constraints differently or not at all ($nin and $ne leave out rows where the field is unset, dotted paths into Object fields, whole-array equality, $nor, $regex \"\" and Date $ne/$in answer 119 or an internal error)"
 	pgOrder      = "Parse Server on PostgreSQL sorts unset values last ascending (the suite expects MongoDB's first)"
-	pgAggregate  = "Parse Server on PostgreSQL implements a subset of the pipeline (\"column _id does not exist\", no $group on points, no max(boolean), $lookup fields, …); aggregation reaches Parse Server as written"
+	pgAggregate  = "Parse Server on PostgreSQL implements a subset of the pipeline (\"column _id does not exist\", no $group on points, no max(boolean), $lookup fields, …); the suite's master-key aggregations reach Parse Server as written"
 	pgGeo        = "$nearSphere and $centerSphere need PostGIS in Parse Server on PostgreSQL (an internal error without it)"
 	authData     = "Parse Server validates _User authData against its configured auth providers (none here) and needs a username per user"
 	relationIDs  = "Parse Server lists a relation through $relatedTo, which returns existing objects: links to ids with no object are not listed"
