@@ -11,23 +11,6 @@ import (
 	"github.com/parsemcp/parsemcp/query"
 )
 
-// and joins constraints, skipping nils.
-func and(es ...query.Expr) query.Expr {
-	var out []query.Expr
-	for _, e := range es {
-		if e != nil {
-			out = append(out, e)
-		}
-	}
-	switch len(out) {
-	case 0:
-		return nil
-	case 1:
-		return out[0]
-	}
-	return query.And{Exprs: out}
-}
-
 // rowFilter returns the operator's and the agent's row constraints on
 // class: the canonical filter (unless byID or opted out), every layer of
 // the agent's filters, and the tenant scope. raw is the class's full
@@ -58,7 +41,7 @@ func (s *Scope) rowFilter(ctx context.Context, raw parse.Schema, byID bool) (que
 		return nil, err
 	}
 	parts = append(parts, t)
-	return and(parts...), nil
+	return query.AndOf(parts...), nil
 }
 
 // tenantRule returns the tenant constraint of class, nil when the class has

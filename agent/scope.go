@@ -319,7 +319,7 @@ func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool
 	if err != nil {
 		return nil, err
 	}
-	return and(rule, rf), nil
+	return query.AndOf(rule, rf), nil
 }
 
 // prepare applies the agent's constraints to q for operation op.
@@ -339,7 +339,7 @@ func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 		return nil, parse.Schema{}, err
 	}
 	out := *q
-	out.Where = and(out.Where, rule)
+	out.Where = query.AndOf(out.Where, rule)
 	out.ReadACL = s.readACL()
 	// Every sub-query ($inQuery, $select, $relatedTo) is governed like a
 	// find on its own class: hidden classes, CLP, ACL, filters and tenant
@@ -357,7 +357,7 @@ func (s *Scope) governSub(ctx context.Context) func(*query.Query) error {
 		if err != nil {
 			return err
 		}
-		sq.Where = and(sq.Where, rule)
+		sq.Where = query.AndOf(sq.Where, rule)
 		sq.ReadACL = s.readACL()
 		return nil
 	}
@@ -703,7 +703,7 @@ func (s *Scope) governPipeline(ctx context.Context, p *query.Pipeline) (*query.P
 			return nil, err
 		}
 		// Row rules, filters and tenant scope narrow the joined rows too.
-		*src.Filter = and(*src.Filter, r)
+		*src.Filter = query.AndOf(*src.Filter, r)
 	}
 	if err := p.Subqueries(s.governSub(ctx)); err != nil {
 		return nil, err

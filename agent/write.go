@@ -384,7 +384,7 @@ func (s *Scope) Preview(ctx context.Context, class, id string, op parse.Op) (Tar
 	// The write's own target, read past the read ACL: only the write ACL
 	// decides whether the write goes ahead.
 	raw, err := s.st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: class,
-		Where: and(query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, w.Where),
+		Where: query.AndOf(query.Cmp{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Op: query.OpEq, Value: id}, w.Where),
 		Limit: 1, Keys: []string{parse.FieldACL}})
 	if err != nil || len(raw) == 0 || !s.aclGrants(raw[0], "write") {
 		return Target{}, err

@@ -211,6 +211,24 @@ func (GeoBox) isExpr()      {}
 func (GeoNear) isExpr()     {}
 func (GeoPolygon) isExpr()  {}
 
+// AndOf joins constraints, skipping nils: nil for none, the constraint
+// itself for one, an And of them (in order) for more.
+func AndOf(es ...Expr) Expr {
+	var out []Expr
+	for _, e := range es {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	switch len(out) {
+	case 0:
+		return nil
+	case 1:
+		return out[0]
+	}
+	return And{Exprs: out}
+}
+
 // Subqueries calls f for every sub-query in e (depth first), so the
 // governed scope can constrain each one.
 func Subqueries(e Expr, f func(*Query) error) error {

@@ -194,13 +194,7 @@ type Pipeline struct {
 // WithFilter returns a copy of p whose input rows also satisfy e.
 func (p *Pipeline) WithFilter(e Expr) *Pipeline {
 	c := *p
-	switch {
-	case e == nil:
-	case c.Filter == nil:
-		c.Filter = e
-	default:
-		c.Filter = And{Exprs: []Expr{c.Filter, e}}
-	}
+	c.Filter = AndOf(c.Filter, e)
 	return &c
 }
 

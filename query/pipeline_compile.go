@@ -120,14 +120,7 @@ func (c *pcompiler) pipeline(p *Pipeline) (string, []Field) {
 		sel = append(sel, d.Ident(f.Name))
 	}
 	sel = append(sel, d.Ident(parse.FieldObjectID)+" AS "+d.Ident(ordCol))
-	q := &Query{ReadACL: c.readACL}
-	switch len(where) {
-	case 0:
-	case 1:
-		q.Where = where[0]
-	default:
-		q.Where = And{Exprs: where}
-	}
+	q := &Query{ReadACL: c.readACL, Where: AndOf(where...)}
 	body := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.Ident(p.Class)
 	if w := c.b.Where(q); w != "" {
 		body += " WHERE " + w

@@ -164,15 +164,7 @@ func (p *pipeParser) graphLookup(arg any, at string) (Stage, error) {
 // rows of From: (root row, object, depth), at most MaxDepth+1 levels, each
 // object kept at its least depth.
 func (c *pcompiler) graphLookup(s *GraphLookupStage, prev string, in []Field) string {
-	var where Expr
-	switch {
-	case s.Filter != nil && s.Restrict != nil:
-		where = And{Exprs: []Expr{s.Filter, s.Restrict}}
-	case s.Filter != nil:
-		where = s.Filter
-	default:
-		where = s.Restrict
-	}
+	where := AndOf(s.Filter, s.Restrict)
 	body := "SELECT * FROM " + c.d.Ident(s.From.ClassName)
 	if w := c.b.Where(&Query{Where: where, ReadACL: c.readACL}); w != "" {
 		body += " WHERE " + w

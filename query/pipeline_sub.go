@@ -289,14 +289,7 @@ func (p *Pipeline) Sources() []Source {
 			joined = append(joined, x.Pipeline.Sources()...)
 		}
 	})
-	own := Source{Class: p.Class, Filter: &p.Filter}
-	switch len(where) {
-	case 0:
-	case 1:
-		own.Where = where[0]
-	default:
-		own.Where = And{Exprs: where}
-	}
+	own := Source{Class: p.Class, Where: AndOf(where...), Filter: &p.Filter}
 	return append([]Source{own}, joined...)
 }
 

@@ -97,17 +97,9 @@ func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, erro
 		if err != nil {
 			return nil, err
 		}
-		if e != nil {
-			out = append(out, e)
-		}
+		out = append(out, e)
 	}
-	switch len(out) {
-	case 0:
-		return nil, nil
-	case 1:
-		return out[0], nil
-	}
-	return And{Exprs: out}, nil
+	return AndOf(out...), nil
 }
 
 func (p *whereParser) logical(op string, v any, at string, depth int) (Expr, error) {

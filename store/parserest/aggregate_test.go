@@ -252,11 +252,7 @@ func governAll(p *query.Pipeline, class string, rule query.Expr) *query.Pipeline
 		if src.Class != class {
 			continue
 		}
-		if *src.Filter == nil {
-			*src.Filter = rule
-		} else {
-			*src.Filter = query.And{Exprs: []query.Expr{*src.Filter, rule}}
-		}
+		*src.Filter = query.AndOf(*src.Filter, rule)
 	}
 	return p
 }

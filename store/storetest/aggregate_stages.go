@@ -289,11 +289,7 @@ func testAggregateStageGovernance(t *testing.T, s store.Store) {
 		for _, src := range p.Sources() {
 			classes = append(classes, src.Class)
 			r := where(t, s, src.Class, rules[src.Class])
-			if *src.Filter == nil {
-				*src.Filter = r
-			} else {
-				*src.Filter = query.And{Exprs: []query.Expr{*src.Filter, r}}
-			}
+			*src.Filter = query.AndOf(*src.Filter, r)
 		}
 		return p, classes
 	}
