@@ -41,16 +41,8 @@ func TestLiveParseServerPerCredential(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	signUp := func(name string) (id, token string) {
-		t.Helper()
-		code, out := ps.RequestJSON(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name}, "", false)
-		if code != http.StatusCreated {
-			t.Fatalf("sign up %s: %d %v", name, code, out)
-		}
-		return out["objectId"].(string), out["sessionToken"].(string)
-	}
-	aliceID, aliceToken := signUp("alice")
-	bobID, _ := signUp("bob")
+	aliceID, aliceToken := ps.SignUp("alice")
+	bobID, _ := ps.SignUp("bob")
 
 	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1}, noAgents)
 	url := mount(t, mcpserver.HandlerOptions{Server: srv, Agent: func(r *http.Request) (*agent.Agent, error) {

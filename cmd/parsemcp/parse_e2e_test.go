@@ -114,11 +114,7 @@ func TestServeParseServer(t *testing.T) {
 	// A request's own session token is forwarded to Parse Server (no
 	// session is opened on its behalf) and a forged one is refused.
 	t.Run("session token", func(t *testing.T) {
-		code, body := srv.Request(http.MethodPost, "/users", map[string]any{"username": "carol", "password": "pw-carol"}, "", false)
-		var carol struct{ SessionToken string }
-		if code != http.StatusCreated || json.Unmarshal(body, &carol) != nil || carol.SessionToken == "" {
-			t.Fatalf("sign up: %d %s", code, body)
-		}
+		_, carolToken := srv.SignUp("carol")
 		sessions := func() float64 {
 			_, b := srv.Request(http.MethodGet, "/classes/_Session?count=1&limit=0&where=%7B%22objectId%22%3A%7B%22%24exists%22%3Atrue%7D%7D", nil, "", true)
 			var r struct{ Count float64 }
@@ -127,7 +123,7 @@ func TestServeParseServer(t *testing.T) {
 		}
 		before := sessions()
 		ps := startServe(t, env, "--store", spec)
-		tr := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", carol.SessionToken}}}
+		tr := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", carolToken}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "carol", Version: "1"}, nil).Connect(context.Background(), tr, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -144,7 +140,7 @@ func TestServeParseServer(t *testing.T) {
 		if after := sessions(); after != before {
 			t.Errorf("sessions went from %v to %v: the caller's token was not forwarded", before, after)
 		}
-		if strings.Contains(ps.stderr.String(), carol.SessionToken) {
+		if strings.Contains(ps.stderr.String(), carolToken) {
 			t.Error("the server's log shows the session token")
 		}
 		bad := &mcp.StreamableClientTransport{Endpoint: ps.url, HTTPClient: &http.Client{Transport: headerTransport{"X-Parse-Session-Token", "r:forged"}}}

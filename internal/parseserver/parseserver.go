@@ -199,6 +199,20 @@ func (s *Server) Log() string { return s.proc.Log() }
 // Pid returns the Parse Server (node) process's id, 0 when it is stopped.
 func (s *Server) Pid() int { return s.proc.Pid() }
 
+// SignUp creates the user name (password "pw-" + name) through the REST
+// API, as a client signing up does, and returns its id and session token;
+// a refusal fails the test.
+func (s *Server) SignUp(name string) (id, token string) {
+	s.t.Helper()
+	code, out := s.RequestJSON(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name}, "", false)
+	id, _ = out["objectId"].(string)
+	token, _ = out["sessionToken"].(string)
+	if code != http.StatusCreated || id == "" || token == "" {
+		s.t.Fatalf("sign up %s: %d %v", name, code, out)
+	}
+	return id, token
+}
+
 // RequestJSON is Request for an answer that is a JSON object: the test
 // fails when it is not one.
 func (s *Server) RequestJSON(method, path string, body any, sessionToken string, master bool) (int, map[string]any) {

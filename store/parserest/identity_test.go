@@ -2,7 +2,6 @@ package parserest_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -17,25 +16,12 @@ import (
 	"github.com/parsemcp/parsemcp/store/storetest"
 )
 
-// signUp creates a user through Parse Server's REST API and returns its id.
-func signUp(t *testing.T, srv interface {
-	Request(string, string, any, string, bool) (int, []byte)
-}, name string) string {
-	t.Helper()
-	code, body := srv.Request(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name}, "", false)
-	if code != http.StatusCreated {
-		t.Fatalf("sign up %s: %d %s", name, code, body)
-	}
-	var u struct{ ObjectID string }
-	_ = json.Unmarshal(body, &u)
-	return u.ObjectID
-}
-
 // aliceStaffAndBob signs up alice and bob and makes alice the one member
 // of a publicly readable role Staff.
 func aliceStaffAndBob(t *testing.T, srv *parseserver.Server) (alice, bob string) {
 	t.Helper()
-	alice, bob = signUp(t, srv, "alice"), signUp(t, srv, "bob")
+	alice, _ = srv.SignUp("alice")
+	bob, _ = srv.SignUp("bob")
 	code, body := srv.Request(http.MethodPost, "/roles", map[string]any{"name": "Staff", "ACL": map[string]any{"*": map[string]any{"read": true}},
 		"users": map[string]any{"__op": "AddRelation", "objects": []any{parse.Pointer(parse.ClassUser, alice)}}}, "", true)
 	if code != http.StatusCreated {

@@ -27,16 +27,8 @@ func TestWatchClassPerCredential(t *testing.T) {
 	srv, st := serverWithNotes(t)
 	defer st.Close()
 	ctx := context.Background()
-	signUp := func(name string) (id, token string) {
-		t.Helper()
-		code, out := srv.RequestJSON(http.MethodPost, "/users", map[string]any{"username": name, "password": "pw-" + name}, "", false)
-		if code != http.StatusCreated {
-			t.Fatalf("sign up %s: %d %v", name, code, out)
-		}
-		return out["objectId"].(string), out["sessionToken"].(string)
-	}
-	alice, aliceToken := signUp("alice")
-	bob, _ := signUp("bob")
+	alice, aliceToken := srv.SignUp("alice")
+	bob, _ := srv.SignUp("bob")
 
 	subscribe := func(cf store.CredentialFeed, acl query.ACLFilter) *storetest.Recorder {
 		t.Helper()
