@@ -2,11 +2,9 @@ package parserest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
@@ -175,12 +173,10 @@ func localFetches(p *query.Pipeline, readACL query.ACLFilter) ([]fetch, error) {
 	return out, err
 }
 
-// fetchRows reads f's rows as f's identity, a page of pageSize at a time
-// by ascending objectId (keyset: a page starts after the last id of the
-// previous one, so rows written meanwhile are neither skipped nor read
-// twice, and a server capping its pages below pageSize is paged through
-// too) until a page comes back empty. budget is the rows still allowed;
-// a fetch that would go over it is refused.
+// fetchRows reads f's rows as f's identity (scan: by objectId, past a
+// small maxLimit, rows written meanwhile neither skipped nor read twice).
+// budget is the rows still allowed; a fetch that would go over it is
+// refused.
 func (s *Store) fetchRows(ctx context.Context, f fetch, budget *int) ([]parse.Object, error) {
 	sch, err := s.schemas.Shared(ctx, f.class)
 	if err != nil {
@@ -190,40 +186,18 @@ func (s *Store) fetchRows(ctx context.Context, f fetch, budget *int) ([]parse.Ob
 	if err != nil {
 		return nil, fmt.Errorf("%w: a rule or constraint on %s in this aggregation cannot be sent to Parse Server to be checked as this agent", store.ErrUnsupported, f.class)
 	}
-	params := url.Values{"order": {parse.FieldObjectID}, "limit": {strconv.Itoa(pageSize)}}
-	path := "/classes/" + url.PathEscape(f.class)
 	var out []parse.Object
-	last := ""
-	for {
-		w := where
-		if last != "" {
-			after := map[string]any{parse.FieldObjectID: map[string]any{"$gt": last}}
-			if len(where) == 0 {
-				w = after
-			} else {
-				w = map[string]any{"$and": []any{where, after}}
-			}
-		}
-		if len(w) > 0 {
-			params.Set("where", jsonParam(w))
-		}
-		page, err := s.findPage(ctx, f.acl, path, params)
-		if err != nil {
-			return nil, err
-		}
-		if len(page) == 0 {
-			return s.shape(sch, nil, out), nil
-		}
+	err = s.scan(ctx, f.acl, "/classes/"+url.PathEscape(f.class), where, url.Values{}, nil, 0, func(page []parse.Object) error {
 		if *budget -= len(page); *budget < 0 {
-			return nil, fmt.Errorf("%w: this aggregation would read more than %d rows through Parse Server's REST API to run them as this agent (Parse Server's /aggregate takes only the master key and cannot restrict its rows to the agent's); narrow it with a filter, or raise the limit (serve --parse-aggregate-rows)", store.ErrUnsupported, s.cfg.LocalAggregateRows)
+			return fmt.Errorf("%w: this aggregation would read more than %d rows through Parse Server's REST API to run them as this agent (Parse Server's /aggregate takes only the master key and cannot restrict its rows to the agent's); narrow it with a filter, or raise the limit (serve --parse-aggregate-rows)", store.ErrUnsupported, s.cfg.LocalAggregateRows)
 		}
-		next := store.ObjectIDOf(page[len(page)-1])
-		if next == "" || next == last {
-			return nil, errors.New("parserest: Parse Server's pages of rows by objectId did not advance")
-		}
-		last = next
 		out = append(out, page...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return s.shape(sch, nil, out), nil
 }
 
 // relational reports whether e holds a constraint on a Relation field's

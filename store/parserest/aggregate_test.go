@@ -316,10 +316,11 @@ func TestAggregateLocalFailsClosed(t *testing.T) {
 	}
 }
 
-// TestAggregateLocalPagesPastMaxLimit: a Parse Server that answers at
-// most 2 rows per find (maxLimit) still gives a local aggregation every
-// row, and the row cap counts them all.
-func TestAggregateLocalPagesPastMaxLimit(t *testing.T) {
+// TestPagesPastMaxLimit: a Parse Server that answers at most 2 rows per
+// find (maxLimit) still gives every row to a find of every row, a
+// relation's listing and a local aggregation, and the aggregation's row
+// cap counts them all.
+func TestPagesPastMaxLimit(t *testing.T) {
 	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, JSKey: "js-key", MaxLimit: 2})
 	ctx := context.Background()
 	st := openStore(t, srv)
@@ -338,6 +339,29 @@ func TestAggregateLocalPagesPastMaxLimit(t *testing.T) {
 	}
 	if rows, err := st.Find(ctx, &query.Query{Class: "Thing", ReadACL: query.NoACLFilter, Limit: 10}); err != nil || len(rows) != 2 {
 		t.Fatalf("maxLimit 2 not in force: %d rows, %v", len(rows), err)
+	}
+	for _, q := range []*query.Query{
+		{Class: "Thing", ReadACL: query.NoACLFilter, Limit: -1},
+		{Class: "Thing", ReadACL: query.NoACLFilter, Limit: -1, Order: []query.OrderKey{{Field: "k", Desc: true}}},
+		{Class: "Thing", ReadACL: query.NoACLFilter, Limit: -1, Skip: 1},
+	} {
+		if rows, err := st.Find(ctx, q); err != nil || len(rows) != 7-q.Skip {
+			t.Errorf("every row (order %v, skip %d): %d rows, %v; want %d", q.Order, q.Skip, len(rows), err, 7-q.Skip)
+		}
+	}
+	box := parse.NewSchema("Box")
+	box.Fields["things"] = parse.Field{Type: parse.TypeRelation, TargetClass: "Thing"}
+	if err := st.CreateClass(ctx, box); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(ctx, "Box", []parse.Object{{"objectId": "box1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddRelation(ctx, "Box", "things", "box1", []string{"th0", "th2", "th3", "th5", "th6"}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := st.RelatedIDs(ctx, "Box", "things", "box1"); err != nil || len(ids) != 5 {
+		t.Errorf("relation of 5 in pages of 2: %v, %v", ids, err)
 	}
 	rows, err := st.Aggregate(ctx, "Thing", pipelineFor(t, st, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*"))
 	got := map[any]any{}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -109,23 +110,63 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		rows, err := s.findPage(ctx, q.ReadACL, path, params)
 		return s.shape(sch, q, rows), err
 	}
-	// Every row: page through a stable order (objectId breaks ties).
-	order = append(order, parse.FieldObjectID)
-	params.Set("order", strings.Join(order, ","))
-	params.Set("limit", strconv.Itoa(pageSize))
+	// Every row.
 	var all []parse.Object
-	for skip := q.Skip; ; skip += pageSize {
-		params.Set("skip", strconv.Itoa(skip))
-		rows, err := s.findPage(ctx, q.ReadACL, path, params)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, rows...)
-		if len(rows) < pageSize {
-			break
-		}
+	err = s.scan(ctx, q.ReadACL, path, w, params, order, q.Skip, func(page []parse.Object) error {
+		all = append(all, page...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s.shape(sch, q, all), nil
+}
+
+// scan calls each with every page of path's rows matching where, as acl's
+// identity (params carry the rest: keys), pageSize rows a page, until a
+// page comes back empty, so a server capping its pages below pageSize
+// (maxLimit) is paged through, not cut short. In objectId order from the
+// first row (no order, no skip) the pages go by keyset, each starting
+// after the last id of the one before, so rows written meanwhile are
+// neither skipped nor read twice; otherwise by skip, in order with
+// objectId breaking ties.
+func (s *Store) scan(ctx context.Context, acl query.ACLFilter, path string, where map[string]any, params url.Values, order []string, skip int, each func([]parse.Object) error) error {
+	keyset := len(order) == 0 && skip == 0
+	params.Set("order", strings.Join(append(slices.Clip(order), parse.FieldObjectID), ","))
+	params.Set("limit", strconv.Itoa(pageSize))
+	last := ""
+	for {
+		w := where
+		switch {
+		case keyset && last != "":
+			after := map[string]any{parse.FieldObjectID: map[string]any{"$gt": last}}
+			if len(where) == 0 {
+				w = after
+			} else {
+				w = map[string]any{"$and": []any{where, after}}
+			}
+		case !keyset && skip > 0:
+			params.Set("skip", strconv.Itoa(skip))
+		}
+		if len(w) > 0 {
+			params.Set("where", jsonParam(w))
+		}
+		page, err := s.findPage(ctx, acl, path, params)
+		if err != nil || len(page) == 0 {
+			return err
+		}
+		if err := each(page); err != nil {
+			return err
+		}
+		skip += len(page)
+		if keyset {
+			next := store.ObjectIDOf(page[len(page)-1])
+			if next == "" || next == last {
+				return errors.New("parserest: Parse Server's pages of rows by objectId did not advance")
+			}
+			last = next
+		}
+	}
 }
 
 // singleID reports the id of a query that selects at most one object by
@@ -240,20 +281,12 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 	}
 	w := map[string]any{"$relatedTo": map[string]any{
 		"object": map[string]any{"__type": "Pointer", "className": class, "objectId": owningID}, "key": field}}
-	params := url.Values{"where": {jsonParam(w)}, "keys": {parse.FieldObjectID}, "limit": {strconv.Itoa(pageSize)}, "order": {parse.FieldObjectID}}
 	var ids []string
-	for skip := 0; ; skip += pageSize {
-		params.Set("skip", strconv.Itoa(skip))
-		rows, err := s.findPage(ctx, query.NoACLFilter, "/classes/"+url.PathEscape(f.TargetClass), params)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
+	err = s.scan(ctx, query.NoACLFilter, "/classes/"+url.PathEscape(f.TargetClass), w, url.Values{"keys": {parse.FieldObjectID}}, nil, 0, func(page []parse.Object) error {
+		for _, r := range page {
 			ids = append(ids, store.ObjectIDOf(r))
 		}
-		if len(rows) < pageSize {
-			break
-		}
-	}
-	return ids, nil
+		return nil
+	})
+	return ids, err
 }
