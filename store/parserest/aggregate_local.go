@@ -103,11 +103,16 @@ func (s *Store) aggregateLocally(ctx context.Context, class string, p *query.Pip
 	}
 	defer scratch.Close()
 	for i, c := range names {
+		// Relation markers have no column: the rows lose them.
+		var relations []string
+		for k, f := range schemas[i].Fields {
+			if f.Type == parse.TypeRelation {
+				relations = append(relations, k)
+			}
+		}
 		for _, r := range rows[c] {
-			for k, f := range schemas[i].Fields {
-				if f.Type == parse.TypeRelation {
-					delete(r, k)
-				}
+			for _, k := range relations {
+				delete(r, k)
 			}
 		}
 		if err := scratch.Create(ctx, c, rows[c]); err != nil {
