@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // DefaultMaxPayload bounds an MQTT payload the federation accepts or sends
@@ -53,24 +56,73 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+
+	input *jsonschema.Resolved // InputSchema, once validate accepted it
 }
 
 var remoteToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
 
-// validate checks what the platform needs of a tool: a usable name and an
-// object input schema.
+// validate checks a tool against what the platform and the MCP SDK need
+// of it, within the bounds of limits.go: a usable name, bounded texts, an
+// object input schema the arguments can be checked against (kept in
+// t.input), and an object output schema if any.
 func (t *Tool) validate() error {
 	if !remoteToolNameRE.MatchString(t.Name) {
-		return fmt.Errorf("tool name %q: not a valid MCP tool name", t.Name)
+		return fmt.Errorf("tool name %.80q: not a valid MCP tool name", t.Name)
 	}
-	if len(t.InputSchema) == 0 {
+	if err := checkText("title", t.Title, MaxTitleBytes); err != nil {
+		return fmt.Errorf("tool %s: %v", t.Name, err)
+	}
+	if err := checkText("description", t.Description, MaxDescriptionBytes); err != nil {
+		return fmt.Errorf("tool %s: %v", t.Name, err)
+	}
+	if t.Annotations != nil {
+		if err := checkText("annotation title", t.Annotations.Title, MaxTitleBytes); err != nil {
+			return fmt.Errorf("tool %s: %v", t.Name, err)
+		}
+	}
+	if len(t.InputSchema) == 0 || string(t.InputSchema) == "null" {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	var s struct {
-		Type any `json:"type"`
+	if string(t.OutputSchema) == "null" {
+		t.OutputSchema = nil
 	}
-	if err := json.Unmarshal(t.InputSchema, &s); err != nil || s.Type != "object" {
-		return fmt.Errorf("tool %s: input schema must be a JSON object schema of type \"object\"", t.Name)
+	if err := objectSchema("input schema", t.InputSchema, true); err != nil {
+		return fmt.Errorf("tool %s: %v", t.Name, err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if err := objectSchema("output schema", t.OutputSchema, false); err != nil {
+			return fmt.Errorf("tool %s: %v", t.Name, err)
+		}
+	}
+	in, err := resolveInput(t.InputSchema)
+	if err != nil {
+		return fmt.Errorf("tool %s: %v", t.Name, err)
+	}
+	t.input = in
+	return nil
+}
+
+// CheckArguments validates args (a JSON object; empty is {}) against the
+// tool's input schema, as its agent declared it. It fails closed: a tool
+// that did not pass validation accepts nothing.
+func (t *Tool) CheckArguments(args json.RawMessage) error {
+	if t.input == nil {
+		return errors.New("the tool's input schema was not validated")
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if err := checkDepth(args, MaxPayloadDepth); err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Errorf("arguments are not JSON: %v", err)
+	}
+	if err := t.input.Validate(v); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "validating root: "))
 	}
 	return nil
 }
@@ -130,24 +182,55 @@ type listResult struct {
 
 // decodeToolList reads a tools/list result: the valid tools, at most
 // limit of them, the errors of the tools skipped as invalid, and whether
-// tools past the limit were left out.
+// tools past the limit were left out. Each tool is checked on its own, so
+// one outrageous tool never costs the agent its others.
 func decodeToolList(raw json.RawMessage, limit int) (tools []Tool, skipped []error, truncated bool, err error) {
-	var lr listResult
+	var lr struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
 	if err := json.Unmarshal(raw, &lr); err != nil {
 		return nil, nil, false, fmt.Errorf("%w: tools/list result: %v", ErrMalformed, err)
 	}
 	tools = make([]Tool, 0, min(len(lr.Tools), limit))
-	for _, t := range lr.Tools {
-		if err := t.validate(); err != nil {
+	seen := make(map[string]bool, len(tools))
+	for i, rt := range lr.Tools {
+		t, err := decodeTool(i, rt)
+		if err != nil {
 			skipped = append(skipped, err)
 			continue
 		}
+		if seen[t.Name] {
+			skipped = append(skipped, fmt.Errorf("tool %s: listed twice; the first is kept", t.Name))
+			continue
+		}
+		seen[t.Name] = true
 		if len(tools) == limit {
 			return tools, skipped, true, nil
 		}
 		tools = append(tools, t)
 	}
 	return tools, skipped, false, nil
+}
+
+// decodeTool reads and validates the i-th tool of a tools/list result.
+// The error names the tool, by its name when that could be read.
+func decodeTool(i int, raw json.RawMessage) (Tool, error) {
+	var t Tool
+	// A tool is an object holding schemas: two levels above theirs.
+	if err := checkDepth(raw, MaxSchemaDepth+2); err != nil {
+		var n struct {
+			Name string `json:"name"`
+		}
+		name := fmt.Sprintf("#%d", i+1)
+		if json.Unmarshal(raw, &n) == nil && remoteToolNameRE.MatchString(n.Name) {
+			name = n.Name
+		}
+		return t, fmt.Errorf("tool %s: nested deeper than %d levels", name, MaxSchemaDepth)
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return t, fmt.Errorf("tool #%d: not a tool: %v", i+1, err)
+	}
+	return t, t.validate()
 }
 
 // Presence is what an agent announces, retained, on its presence topic.
@@ -184,10 +267,21 @@ func decodeStrict(b []byte, max int, v any) error {
 	return nil
 }
 
+// decodeBounded is decodeStrict for a payload that is decoded whole:
+// nested at most MaxPayloadDepth levels.
+func decodeBounded(b []byte, max int, v any) error {
+	if len(b) <= max {
+		if err := checkDepth(b, MaxPayloadDepth); err != nil {
+			return err
+		}
+	}
+	return decodeStrict(b, max, v)
+}
+
 // decodeRequest reads a request payload.
 func decodeRequest(b []byte, max int) (*request, error) {
 	var r request
-	if err := decodeStrict(b, max, &r); err != nil {
+	if err := decodeBounded(b, max, &r); err != nil {
 		return nil, err
 	}
 	if !corrIDRE.MatchString(r.ID) {
@@ -219,11 +313,17 @@ func decodeResponse(b []byte, max int) (*response, error) {
 // decodePresence reads a presence payload.
 func decodePresence(b []byte, max int) (*Presence, error) {
 	var p Presence
-	if err := decodeStrict(b, max, &p); err != nil {
+	if err := decodeBounded(b, max, &p); err != nil {
 		return nil, err
 	}
 	if p.Status != "online" && p.Status != "offline" {
-		return nil, fmt.Errorf("%w: presence status %q", ErrMalformed, p.Status)
+		return nil, fmt.Errorf("%w: presence status %.40q", ErrMalformed, p.Status)
+	}
+	if err := checkText("name", p.Name, MaxTitleBytes); err != nil {
+		return nil, fmt.Errorf("%w: presence %v", ErrMalformed, err)
+	}
+	if err := checkText("revision", p.Revision, MaxTitleBytes); err != nil {
+		return nil, fmt.Errorf("%w: presence %v", ErrMalformed, err)
 	}
 	return &p, nil
 }
@@ -238,6 +338,9 @@ type callResult struct {
 // with a content array) and reports whether it is a tool error, with the
 // text of its first text content.
 func checkCallResult(raw json.RawMessage) (isError bool, text string, err error) {
+	if err := checkDepth(raw, MaxPayloadDepth); err != nil {
+		return false, "", fmt.Errorf("tool result: %w", err)
+	}
 	var r callResult
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return false, "", fmt.Errorf("%w: tool result: %v", ErrMalformed, err)

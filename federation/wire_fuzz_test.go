@@ -1,10 +1,15 @@
 package federation
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The fuzz targets feed the decoders of everything that arrives over the
@@ -157,6 +162,48 @@ func FuzzDecodePresence(f *testing.F) {
 		checkDecodeErr(t, b, err)
 		if err == nil && p.Status != "online" && p.Status != "offline" {
 			t.Fatalf("accepted status %q", p.Status)
+		}
+	})
+}
+
+// FuzzRemoteToolList feeds tool lists to the platform's decoder and
+// hands every tool it keeps to the MCP SDK, as the server does: nothing
+// an agent lists may panic the SDK (its AddTool panics on a schema it
+// cannot take), and a kept tool checks any arguments without panicking.
+// CI runs it for a bounded time (.ci/run).
+func FuzzRemoteToolList(f *testing.F) {
+	for _, s := range []string{
+		`{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}]}`,
+		`{"tools":[{"name":"a","inputSchema":{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"integer","minimum":1}}},"outputSchema":{"type":"object"}}]}`,
+		`{"tools":[{"name":"h","inputSchema":{"type":"object","properties":{"x":{"type":"string","x-mcp-header":"X-Thing"}}}}]}`,
+		`{"tools":[{"name":"h","inputSchema":{"type":"object","properties":{"x":{"type":"object","x-mcp-header":""}}}}]}`,
+		`{"tools":[{"name":"d","inputSchema":{"type":"object","properties":{"x":` + strings.Repeat(`{"items":`, 40) + `{}` + strings.Repeat(`}`, 40) + `}}}]}`,
+		`{"tools":[{"name":"o","inputSchema":{"type":"object"},"outputSchema":[]}]}`,
+		`{"tools":[{"name":"n","inputSchema":null,"outputSchema":null}]}`,
+		`{"tools":[{"name":"p","inputSchema":{"type":"object","patternProperties":{"(":{}}}}]}`,
+	} {
+		f.Add([]byte(s), []byte(`{"x":1}`))
+	}
+	f.Fuzz(func(t *testing.T, list, args []byte) {
+		tools, _, _, err := decodeToolList(list, 5)
+		if err != nil {
+			return
+		}
+		srv := mcp.NewServer(&mcp.Implementation{Name: "fuzz", Version: "1"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+		for _, tl := range tools {
+			mt := &mcp.Tool{Name: ExposedName(d1, tl.Name), Title: tl.Title, Description: tl.Description, InputSchema: tl.InputSchema}
+			if len(tl.OutputSchema) > 0 {
+				mt.OutputSchema = tl.OutputSchema
+			}
+			func() {
+				defer func() {
+					if p := recover(); p != nil && !strings.Contains(fmt.Sprint(p), "x-mcp-header") {
+						t.Fatalf("the SDK refused a tool the federation kept: %v\n%s", p, list)
+					}
+				}()
+				srv.AddTool(mt, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+			}()
+			_ = tl.CheckArguments(args)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 )
 
 // MaxJSONNesting bounds how deeply a request body may nest.
@@ -31,38 +33,6 @@ func stripSmuggled(h http.Header) {
 			}
 		}
 	}
-}
-
-// nestingDepth returns the deepest array/object nesting of a JSON text
-// (strings are skipped), stopping early past limit.
-func nestingDepth(b []byte, limit int) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			if depth > deepest {
-				deepest = depth
-				if deepest > limit {
-					return deepest
-				}
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // envelopeOK reports whether a body is a JSON-RPC 2.0 message (or a batch
@@ -142,7 +112,7 @@ func precheck(w http.ResponseWriter, r *http.Request, opts HTTPOptions) bool {
 
 // checkBody validates a POST body; false means it answered.
 func checkBody(w http.ResponseWriter, body []byte) bool {
-	if nestingDepth(body, MaxJSONNesting) > MaxJSONNesting {
+	if jsonenc.NestingDepth(body, MaxJSONNesting) > MaxJSONNesting {
 		rpcError(w, http.StatusBadRequest, -32700, "JSON nested too deeply")
 		return false
 	}

@@ -55,18 +55,22 @@ func (s *Server) syncRemote() {
 		sig, _ := json.Marshal(rt)
 		sigs[rt.Name] = string(sig)
 		if s.remoteSigs[rt.Name] == string(sig) {
-			next[rt.Name] = s.remoteTools[rt.Name]
-			continue
+			if t := s.remoteTools[rt.Name]; t != nil {
+				next[rt.Name] = t
+			}
+			continue // unchanged: kept, or still refused by the SDK
 		}
-		t := s.remoteTool(rt)
-		next[rt.Name] = t
 		mt := &mcp.Tool{Name: rt.Name, Title: rt.Tool.Title, Description: rt.Tool.Description, InputSchema: rt.Tool.InputSchema,
 			Annotations: remoteAnnotations(rt.Tool.Annotations),
 			Meta:        mcp.Meta{"category": CategoryRemote, "federation": map[string]any{"agent": rt.Entity.String(), "team": rt.Entity.Team, "tool": rt.Tool.Name}}}
 		if len(rt.Tool.OutputSchema) > 0 {
 			mt.OutputSchema = rt.Tool.OutputSchema
 		}
-		s.mcp.AddTool(mt, s.toolHandler(rt.Name))
+		if err := s.addRemote(mt); err != nil {
+			s.log.Warn("federation: remote tool left out: the MCP SDK refused it", "tool", rt.Name, "agent", rt.Entity.String(), "err", err)
+			continue
+		}
+		next[rt.Name] = s.remoteTool(rt)
 	}
 	var gone []string
 	for name := range s.remoteTools {
@@ -78,6 +82,20 @@ func (s *Server) syncRemote() {
 		s.mcp.RemoveTools(gone...)
 	}
 	s.remoteTools, s.remoteSigs = next, sigs
+}
+
+// addRemote adds a remote tool to the SDK server. The federation has
+// validated it (federation.Tool's bounds); should the SDK still refuse it
+// (AddTool panics on a schema it cannot take), the tool is left out and
+// the server goes on.
+func (s *Server) addRemote(mt *mcp.Tool) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	s.mcp.AddTool(mt, s.toolHandler(mt.Name))
+	return nil
 }
 
 func remoteAnnotations(a *federation.Annotations) *mcp.ToolAnnotations {
@@ -102,7 +120,7 @@ func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 		input = nil // listed without one in GET /tools; tools/list passes the agent's own
 	}
 	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: s.fed.CallTimeout(),
-		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone, Input: input,
+		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone, Input: input, CheckInput: rt.Tool.CheckArguments,
 		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
 			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
 		}}

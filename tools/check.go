@@ -17,7 +17,16 @@ import (
 // which also accepts the forms models often send (a JSON string holding
 // an object, a comma-separated list).
 func CheckArgs(t *Tool, raw json.RawMessage) error {
-	if t == nil || t.Input == nil {
+	if t == nil {
+		return nil
+	}
+	if t.CheckInput != nil {
+		if err := t.CheckInput(raw); err != nil {
+			return &Error{Code: CodeInvalidArgument, Message: "the arguments do not match the tool's input schema: " + err.Error()}
+		}
+		return nil
+	}
+	if t.Input == nil {
 		return nil
 	}
 	raw = bytes.TrimSpace(raw)

@@ -138,6 +138,10 @@ type Tool struct {
 	// argument ("" when it takes none), for would_permit.
 	Op    parse.Op
 	Input *jsonschema.Schema
+	// CheckInput, when set, validates the arguments in full against an
+	// input schema that is not ours (a remote agent's tool), before the
+	// tool runs: CheckArgs refuses what it rejects with invalid_argument.
+	CheckInput func(args json.RawMessage) error
 	// Output is the shape of the tool's result (the MCP outputSchema):
 	// with one, a result is also sent as structuredContent, and it must
 	// match. Nil: the result travels as JSON text only.
