@@ -25,13 +25,18 @@ const (
 	CodeTooLarge         = "too_large"
 	CodeRateLimited      = "rate_limited"
 	CodeApprovalDenied   = "approval_denied"
-	// CodeUnavailable: a remote agent (or the federation's broker) cannot
-	// be reached.
+	// CodeUnavailable: a dependency cannot be reached for now (the
+	// database, Parse Server, a remote agent, the federation's broker):
+	// the same call may succeed later.
 	CodeUnavailable = "unavailable"
 	// CodeRemoteError: a remote agent's tool failed or refused the call.
 	CodeRemoteError = "remote_error"
 	CodeInternal    = "internal_error"
 )
+
+// RetryAfterUnavailable is the retry_after hint (seconds) of a call
+// refused because the database could not be reached.
+const RetryAfterUnavailable = 2
 
 // Error is a tool failure the client sees: a stable code, a message for
 // the model, and optional structured details.
@@ -99,7 +104,7 @@ func AsError(err error) *Error {
 	case errors.Is(err, store.ErrRateLimited):
 		return &Error{Code: CodeRateLimited, Message: "the Parse Server behind this server asked to slow down; try again shortly", Internal: err}
 	case errors.Is(err, store.ErrUnavailable):
-		return &Error{Code: CodeUnavailable, Message: "the database server cannot be reached; try again shortly", Internal: err}
+		return &Error{Code: CodeUnavailable, Message: "the database cannot be reached or is busy; try again shortly", Details: map[string]any{"retry_after": RetryAfterUnavailable}, Internal: err}
 	case errors.Is(err, store.ErrUnsupported):
 		return &Error{Code: CodeInvalidArgument, Message: err.Error()}
 	}

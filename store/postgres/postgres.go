@@ -275,6 +275,10 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 	return s.kit.Count(ctx, q)
 }
 
+// wrapErr reports a cancelled or timed-out context, or a statement the
+// database cancelled for its timeout, as such, and an outage (unavailable)
+// as store.ErrUnavailable, which tools answer as the retryable
+// "unavailable".
 func wrapErr(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("query stopped: %w", ctxErr)
@@ -282,6 +286,9 @@ func wrapErr(ctx context.Context, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "57014" { // query_canceled (statement_timeout)
 		return fmt.Errorf("query stopped by the database: %w", context.DeadlineExceeded)
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%w: PostgreSQL: %v", store.ErrUnavailable, err)
 	}
 	return err
 }

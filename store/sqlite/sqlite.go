@@ -25,7 +25,8 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Store is the SQLite store.
@@ -336,10 +337,18 @@ func (s *Store) Count(ctx context.Context, q *query.Query) (int64, error) {
 }
 
 // wrapErr reports a cancelled or timed-out context as such rather than as
-// the driver's interrupt error.
+// the driver's interrupt error, and a database still locked by another
+// process once busy_timeout ran out as store.ErrUnavailable (retryable).
 func wrapErr(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("query stopped: %w", ctxErr)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%w: SQLite: %v", store.ErrUnavailable, err)
+		}
 	}
 	return err
 }
