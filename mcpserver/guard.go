@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/time/rate"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
@@ -260,20 +261,25 @@ func argKeys(raw json.RawMessage) []string {
 }
 
 // rateGuard refuses calls over the principal's rate with rate_limited and
-// the seconds to wait. A limiter that cannot decide (Redis down) refuses:
-// it fails closed.
+// the seconds to wait. A limiter that cannot decide (its Redis down)
+// refuses too: it fails closed, as unavailable (details.kind
+// "rate_limiter"), which does not blame the caller; the outage is logged
+// at WARN at most once a minute.
 func rateGuard(l ratelimit.Limiter, log *slog.Logger) Guard {
 	return func(next ToolFunc) ToolFunc {
 		if l == nil {
 			return next
 		}
+		warn := &rate.Sometimes{First: 1, Interval: time.Minute}
 		return func(ctx context.Context, inv *Invocation) (any, error) {
 			ok, retry, err := l.Allow(ctx, inv.Agent.Key())
+			secs := max(int(math.Ceil(retry.Seconds())), 1)
 			if err != nil {
-				log.Warn("rate limiter unavailable: refusing", "err", err)
+				warn.Do(func() { log.Warn("rate limiter unavailable: refusing calls until it is back", "err", err) })
+				return nil, &tools.Error{Code: tools.CodeUnavailable, Details: map[string]any{"retry_after": secs, "kind": "rate_limiter"},
+					Message: fmt.Sprintf("the rate limiter is unavailable, so the call was not run; retry in %d s", secs)}
 			}
 			if !ok {
-				secs := int(math.Ceil(retry.Seconds()))
 				return nil, &tools.Error{Code: tools.CodeRateLimited, Details: map[string]any{"retry_after": secs},
 					Message: fmt.Sprintf("too many calls; retry in %d s", secs)}
 			}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/redistest"
@@ -88,17 +87,23 @@ func TestRedisRateLimitShared(t *testing.T) {
 	fails(t, b, "count_objects", countTicket, "rate_limited")
 }
 
-// With Redis unreachable the shared limiter refuses, with a retry of 1–5 s.
+// With its Redis down the shared limiter refuses every call, as
+// unavailable (the limiter's outage, not the caller's rate), with a retry
+// of 1–5 s; once Redis is back calls run again.
 func TestRedisRateLimitFailsClosed(t *testing.T) {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
-	defer c.Close()
-	cs := connect(t, limitedServer(t, fixtureStore(t), must(ratelimit.NewRedis(c, randomPrefix(), 100, time.Minute)), master), "")
+	rd := redistest.Private(t)
+	cs := connect(t, limitedServer(t, fixtureStore(t), must(ratelimit.NewRedis(rd.Client(), randomPrefix(), 100, time.Minute)), master), "")
+	ok(t, cs, "count_objects", countTicket)
+	rd.Stop()
 	for range 3 {
-		e := fails(t, cs, "count_objects", countTicket, "rate_limited")
-		if r := e["details"].(map[string]any)["retry_after"].(float64); r < 1 || r > 5 {
-			t.Fatalf("fail-closed retry_after %v, want 1–5", r)
+		e := fails(t, cs, "count_objects", countTicket, "unavailable")
+		d := e["details"].(map[string]any)
+		if r := d["retry_after"].(float64); r < 1 || r > 5 || d["kind"] != "rate_limiter" || !strings.Contains(e["error"].(string), "rate limiter is unavailable") {
+			t.Fatalf("fail-closed refusal %v", e)
 		}
 	}
+	rd.Start()
+	ok(t, cs, "count_objects", countTicket)
 }
 
 // The pre-auth limiter answers 429 with Retry-After before any agent is built.
