@@ -103,8 +103,9 @@ type request struct {
 const maxQueryString = 4000
 
 // Retry policy: network failures and Parse Server's request limit (155)
-// are retried with exponential backoff and jitter while the context has
-// time left; never more than maxAttempts times.
+// are retried with exponential backoff and jitter for as long as the
+// context's deadline (a tool call's time limit) leaves time for the next
+// wait; a context without a deadline is tried at most maxAttempts times.
 const (
 	maxAttempts  = 8
 	firstBackoff = 50 * time.Millisecond
@@ -141,7 +142,8 @@ func (s *Store) do(ctx context.Context, r request, out any) error {
 		if err == nil {
 			return nil
 		}
-		if !s.retryable(r, err) || attempt == maxAttempts {
+		_, bounded := ctx.Deadline()
+		if !s.retryable(r, err) || (!bounded && attempt == maxAttempts) {
 			return s.final(err)
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
