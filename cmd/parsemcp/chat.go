@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/chzyer/readline"
@@ -78,6 +79,26 @@ type chat struct {
 	trace  bool
 	stream bool
 	where  string
+
+	mu       sync.Mutex
+	prompted bool // waiting at the prompt: a notice may be written above it
+}
+
+// atPrompt records whether the session waits at the prompt.
+func (ch *chat) atPrompt(yes bool) {
+	ch.mu.Lock()
+	ch.prompted = yes
+	ch.mu.Unlock()
+}
+
+// toolsChanged tells a person waiting at the prompt that the server's
+// tools changed (any other time, the next model turn's line tells).
+func (ch *chat) toolsChanged() {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.prompted {
+		fmt.Fprintln(ch.rl.Stdout(), "(the server's tools changed: the next question is offered the new list)")
+	}
 }
 
 func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string) error {
@@ -128,7 +149,7 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes", nil
 	}
-	s, err := l.connect(ctx, approve)
+	s, err := l.connect(ctx, approve, ch.toolsChanged)
 	if err != nil {
 		return err
 	}
@@ -147,7 +168,9 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 	fmt.Fprintf(os.Stdout, "Type a question. Commands: %s\n", strings.Join(chatCommands[:7], " "))
 	fmt.Fprintln(os.Stdout, strings.Repeat("=", 70))
 	for {
+		ch.atPrompt(true)
 		line, err := rl.Readline()
+		ch.atPrompt(false)
 		if errors.Is(err, readline.ErrInterrupt) {
 			continue // Ctrl-C at the prompt clears the line
 		}
@@ -221,6 +244,8 @@ func (ch *chat) event(e llm.Event) {
 		if ch.trace {
 			ch.out.line("  turn: " + e.Usage.String())
 		}
+	case llm.EventToolsChanged:
+		ch.out.line(toolsChangedLine(e))
 	case llm.EventCompacted:
 		ch.out.line(fmt.Sprintf("(the conversation was compacted into a summary: %s)", e.Usage))
 	}

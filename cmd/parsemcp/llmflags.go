@@ -160,25 +160,42 @@ func (l *llmFlags) pricing() (llm.Pricing, error) {
 
 // session is the MCP side of ask and chat.
 type session struct {
-	cs    *mcp.ClientSession
-	where string // for the banner: which server, which agent
-	close func()
+	cs      *mcp.ClientSession
+	changes *llm.ToolChanges // the server's notifications/tools/list_changed
+	where   string           // for the banner: which server, which agent
+	close   func()
 }
 
-// connect opens the MCP session the model's tools go through. approve,
-// when not nil, answers the server's requests for a person's approval of
-// destructive changes.
-func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, string) (bool, error)) (*session, error) {
-	var opts *mcp.ClientOptions
+// connect opens the MCP session the model's tools go through; the model
+// is offered the server's current tools at each turn (the session follows
+// notifications/tools/list_changed). approve, when not nil, answers the
+// server's requests for a person's approval of destructive changes;
+// toolsChanged, when not nil, hears that the tools changed.
+func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, string) (bool, error), toolsChanged func()) (*session, error) {
+	opts := &mcp.ClientOptions{}
 	if approve != nil {
-		opts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			yes, err := approve(ctx, req.Params.Message)
 			if err != nil {
 				return nil, err
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": yes}}, nil
-		}}
+		}
 	}
+	if toolsChanged != nil {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { toolsChanged() }
+	}
+	opts, changes := llm.FollowToolChanges(opts)
+	s, err := l.open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.changes = changes
+	return s, nil
+}
+
+// open connects to the server the flags name with opts.
+func (l *llmFlags) open(ctx context.Context, opts *mcp.ClientOptions) (*session, error) {
 	switch {
 	case l.server != "":
 		cs, err := llm.ConnectHTTP(ctx, l.server, l.serverKey, opts)
@@ -268,7 +285,7 @@ func (l *llmFlags) newClient(s *session, onEvent func(llm.Event)) (*llm.Client, 
 			system += "\n\nThe server's instructions: " + ir.Instructions
 		}
 	}
-	return llm.New(llm.Options{Provider: p, Tools: llm.MCPTools{Session: s.cs}, System: system, MaxIterations: l.maxIterations,
+	return llm.New(llm.Options{Provider: p, Tools: llm.MCPTools{Session: s.cs, Changes: s.changes}, System: system, MaxIterations: l.maxIterations,
 		Pricing: pricing, CompactAt: l.compactAt, Stream: l.stream, OnEvent: onEvent})
 }
 
@@ -284,6 +301,18 @@ func callLine(c *llm.CallRecord) string {
 		line += " error: " + c.ErrorCode
 	}
 	return line
+}
+
+// toolsChangedLine is the line an llm.EventToolsChanged shows.
+func toolsChangedLine(e llm.Event) string {
+	var names []string
+	for _, n := range e.Added {
+		names = append(names, "+"+n)
+	}
+	for _, n := range e.Removed {
+		names = append(names, "-"+n)
+	}
+	return fmt.Sprintf("  (the server's tools changed: %s; %d tools)", preview(strings.Join(names, ", "), 300), e.Tools)
 }
 
 // preview shortens s to n bytes on one line.
