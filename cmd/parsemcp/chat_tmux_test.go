@@ -153,4 +153,7 @@ func TestChatInTmux(t *testing.T) {
 	if h, err := os.ReadFile(filepath.Join(dir, "history")); err != nil || !strings.Contains(string(h), "How many tickets are there?") {
 		t.Errorf("history file: %q %v", h, err)
 	}
+	if fi, err := os.Stat(filepath.Join(dir, "history")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode: %v %v, want 0600", fi.Mode(), err)
+	}
 }

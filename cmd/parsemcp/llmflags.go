@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -39,6 +38,7 @@ type llmFlags struct {
 	server        string
 	serverKey     string
 	serverCommand string
+	serverLog     string // where --server-command's stderr goes
 	// defaultServer is set when no server and no store was named: the
 	// local `parsemcp serve` (PARSEMCP_ADDR or 127.0.0.1:8787) is used.
 	defaultServer bool
@@ -63,6 +63,7 @@ func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	fl.StringVar(&l.server, "server", os.Getenv(EnvServer), "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp; with --store or --demo the store is served in this process instead; with neither, the local `parsemcp serve` (at PARSEMCP_ADDR, default "+DefaultAddr+"); env "+EnvServer)
 	fl.StringVar(&l.serverKey, "server-key", "", "bearer key for --server (with a policy, it selects the agent profile); env "+EnvServerKey)
 	fl.StringVar(&l.serverCommand, "server-command", "", "start an MCP server and talk to it over stdio, e.g. \"parsemcp stdio --demo\" (split at spaces)")
+	fl.StringVar(&l.serverLog, "server-log", "", "append --server-command's stderr (its log) to this file, or \"-\" for this command's stderr (default: kept out of the output, its last lines shown if it fails to start)")
 	before := map[string]bool{}
 	fl.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
 	l.store.register(cmd)
@@ -119,6 +120,9 @@ func (l *llmFlags) resolve(cmd *cobra.Command) error {
 	}
 	if l.server != "" && l.serverCommand != "" {
 		return fmt.Errorf("--server and --server-command: choose one")
+	}
+	if l.serverLog != "" && l.serverCommand == "" {
+		return fmt.Errorf("--server-log is where --server-command's log goes; there is no --server-command")
 	}
 	var local []string
 	fl.Visit(func(f *pflag.Flag) {
@@ -211,14 +215,7 @@ func (l *llmFlags) open(ctx context.Context, opts *mcp.ClientOptions) (*session,
 		}
 		return &session{cs: cs, where: where, close: func() { cs.Close() }}, nil
 	case l.serverCommand != "":
-		args := strings.Fields(l.serverCommand)
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stderr = os.Stderr
-		cs, err := llm.ConnectCommand(ctx, cmd, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &session{cs: cs, where: "stdio: " + l.serverCommand, close: func() { cs.Close() }}, nil
+		return l.startServerCommand(ctx, opts)
 	}
 	level := slog.LevelWarn
 	if l.store.verbose {
