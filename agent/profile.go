@@ -35,19 +35,20 @@ func (f NameFilter) Allows(name string) bool {
 	return !matchesAny(f.Except, name)
 }
 
-// matchesAny reports whether an entry of list names name (exactly, or as
-// a prefix pattern "prefix*").
+// matchesAny reports whether an entry of list names name.
 func matchesAny(list []string, name string) bool {
-	for _, e := range list {
-		if prefix, ok := strings.CutSuffix(e, "*"); ok {
-			if strings.HasPrefix(name, prefix) {
-				return true
-			}
-		} else if e == name {
-			return true
-		}
+	return slices.ContainsFunc(list, func(e string) bool { return EntryNames(e, name) })
+}
+
+// EntryNames reports whether a filter entry names name: exactly, or, for
+// an entry ending in "*", as a prefix ("device-*" names
+// "device-thermo__read_temperature"). It is the one rule of every name
+// filter; the policy loader checks entries with it too.
+func EntryNames(entry, name string) bool {
+	if prefix, ok := strings.CutSuffix(entry, "*"); ok {
+		return strings.HasPrefix(name, prefix)
 	}
-	return false
+	return entry == name
 }
 
 // covers reports whether entry a names everything entry b names.

@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -114,7 +116,7 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *Request, onText f
 		if err != nil {
 			return nil, apiError(p.Name(), p.cfg.APIKey, err)
 		}
-		return anthropicResponse(msg), nil
+		return p.response(msg, "no content blocks")
 	}
 	stream := p.client.Messages.NewStreaming(ctx, params)
 	defer stream.Close()
@@ -131,10 +133,24 @@ func (p *anthropicProvider) Complete(ctx context.Context, req *Request, onText f
 	if err := stream.Err(); err != nil {
 		return nil, apiError(p.Name(), p.cfg.APIKey, err)
 	}
-	return anthropicResponse(&msg), nil
+	return p.response(&msg, "no message_start event")
 }
 
-func anthropicResponse(msg *anthropic.Message) *Response {
+// response reads a Messages API message: an object of type "message"
+// with a content array (empty when the model said nothing). Anything else
+// is a FormatError; missing is what to call a body without the message
+// (a streamed one comes in its message_start event).
+func (p *anthropicProvider) response(msg *anthropic.Message, missing string) (*Response, error) {
+	var problems []string
+	if !msg.JSON.Content.Valid() {
+		problems = append(problems, missing)
+	}
+	if msg.JSON.Type.Raw() != "" && msg.Type != "message" {
+		problems = append(problems, fmt.Sprintf("type %q instead of \"message\"", msg.Type))
+	}
+	if problems != nil {
+		return nil, &FormatError{Provider: p.Name(), BaseURL: p.cfg.BaseURL, Problem: strings.Join(problems, ", ")}
+	}
 	u := msg.Usage
 	out := &Response{
 		Stop:   string(msg.StopReason),
@@ -148,5 +164,5 @@ func anthropicResponse(msg *anthropic.Message) *Response {
 			out.ToolCalls = append(out.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), b.Input...)})
 		}
 	}
-	return out
+	return out, nil
 }

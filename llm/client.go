@@ -55,11 +55,12 @@ type Options struct {
 type EventKind int
 
 const (
-	EventText      EventKind = iota // a piece of the model's text (streaming)
-	EventToolStart                  // a tool call starts: Call
-	EventToolEnd                    // a tool call ended: Call, with Duration and ErrorCode
-	EventTurn                       // a model turn ended: Usage
-	EventCompacted                  // the history was compacted: Text is the summary, Usage its cost
+	EventText         EventKind = iota // a piece of the model's text (streaming)
+	EventToolStart                     // a tool call starts: Call
+	EventToolEnd                       // a tool call ended: Call, with Duration and ErrorCode
+	EventTurn                          // a model turn ended: Usage
+	EventCompacted                     // the history was compacted: Text is the summary, Usage its cost
+	EventToolsChanged                  // the tools were listed again after a change: Added, Removed, Tools
 )
 
 // Event is one step of the loop, for live display.
@@ -68,6 +69,10 @@ type Event struct {
 	Text  string
 	Call  *CallRecord
 	Usage Usage
+	// Added and Removed are the tools (the server's names) an
+	// EventToolsChanged found new and gone; Tools how many there are now.
+	Added, Removed []string
+	Tools          int
 }
 
 // CallRecord is one tool call the model made.
@@ -123,6 +128,7 @@ type Client struct {
 	opts    Options
 	tools   []Tool            // as offered to the model
 	names   map[string]string // model-facing name → the server's
+	stale   bool              // the source said its tools changed since they were listed
 	history []Message
 	summary string
 	context int64 // tokens of the last turn's context
@@ -175,15 +181,28 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
+// loadTools lists the tools on first use, and again after the source
+// signalled a change (ChangingToolSource), reporting what changed; a
+// failed listing is tried again on the next call.
 func (c *Client) loadTools(ctx context.Context) error {
-	if c.names != nil {
+	if cs, ok := c.opts.Tools.(ChangingToolSource); ok {
+		select {
+		case <-cs.Changed():
+			c.stale = true
+		default:
+		}
+	}
+	if c.names != nil && !c.stale {
 		return nil
 	}
 	list, err := c.opts.Tools.Tools(ctx)
 	if err != nil {
 		return err
 	}
+	old := c.names
 	c.names = map[string]string{}
+	c.tools = nil
+	c.stale = false
 	for _, t := range list {
 		// Providers accept ^[a-zA-Z0-9_-]{1,64}$; other names (a
 		// federated agent's "agent.tool") are offered under a safe alias.
@@ -202,7 +221,29 @@ func (c *Client) loadTools(ctx context.Context) error {
 		t.Name = name
 		c.tools = append(c.tools, t)
 	}
+	if old != nil {
+		added, removed := nameDiff(c.names, old), nameDiff(old, c.names)
+		if len(added)+len(removed) > 0 {
+			c.emit(Event{Kind: EventToolsChanged, Added: added, Removed: removed, Tools: len(c.tools)})
+		}
+	}
 	return nil
+}
+
+// nameDiff lists the server names in a but not in b, sorted.
+func nameDiff(a, b map[string]string) []string {
+	in := map[string]bool{}
+	for _, n := range b {
+		in[n] = true
+	}
+	var out []string
+	for _, n := range a {
+		if !in[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (c *Client) emit(e Event) {
@@ -253,6 +294,10 @@ func (c *Client) Ask(ctx context.Context, question string) (*Result, error) {
 	}()
 	for iter := 1; ; iter++ {
 		res.Iterations = iter
+		if err := c.loadTools(ctx); err != nil { // each turn is offered the current tools
+			c.history = c.history[:start]
+			return res, err
+		}
 		resp, err := c.turn(ctx)
 		if err != nil {
 			c.history = c.history[:start]

@@ -45,6 +45,21 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
+// FormatError is a server answering a model request successfully but not
+// in its provider's format: the base URL points at another kind of
+// server (an OpenAI-compatible one given as anthropic, or the reverse), or
+// at something that is no model API at all.
+type FormatError struct {
+	Provider string
+	BaseURL  string
+	// Problem says what the answer lacks, e.g. "no content blocks".
+	Problem string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s at %s answered in an unexpected format: %s; is it an %s API? check --provider and --base-url", e.Provider, e.BaseURL, e.Problem, e.Provider)
+}
+
 // RateLimited reports whether the provider refused for rate or capacity
 // reasons (429, 529 overloaded).
 func (e *APIError) RateLimited() bool {

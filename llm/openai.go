@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -91,7 +90,7 @@ func (p *openAIProvider) Complete(ctx context.Context, req *Request, onText func
 		if err != nil {
 			return nil, apiError(p.Name(), p.cfg.APIKey, err)
 		}
-		return openAIResponse(res)
+		return p.response(res, false)
 	}
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
 	stream := p.client.Chat.Completions.NewStreaming(ctx, params, p.options...)
@@ -107,12 +106,23 @@ func (p *openAIProvider) Complete(ctx context.Context, req *Request, onText func
 	if err := stream.Err(); err != nil {
 		return nil, apiError(p.Name(), p.cfg.APIKey, err)
 	}
-	return openAIResponse(&acc.ChatCompletion)
+	return p.response(&acc.ChatCompletion, true)
 }
 
-func openAIResponse(res *openai.ChatCompletion) (*Response, error) {
-	if len(res.Choices) == 0 {
-		return nil, errors.New("openai: the response has no choices")
+// response reads a chat completion: its first choice, whose message may
+// be empty when the model said nothing. One without choices, or (as
+// received, not accumulated from a stream) whose choice has no message,
+// is a FormatError.
+func (p *openAIProvider) response(res *openai.ChatCompletion, streamed bool) (*Response, error) {
+	problem := ""
+	switch {
+	case len(res.Choices) == 0:
+		problem = "no choices"
+	case !streamed && !res.Choices[0].JSON.Message.Valid():
+		problem = "its first choice has no message"
+	}
+	if problem != "" {
+		return nil, &FormatError{Provider: p.Name(), BaseURL: p.cfg.BaseURL, Problem: problem}
 	}
 	ch := res.Choices[0]
 	out := &Response{

@@ -31,10 +31,59 @@ type Output struct {
 	ErrorCode string
 }
 
+// ChangingToolSource is a ToolSource that says when its tools changed: a
+// signal on Changed makes the Client list them again before its next
+// model turn (and its next Tools call); without one it lists them once.
+type ChangingToolSource interface {
+	ToolSource
+	Changed() <-chan struct{}
+}
+
 // MCPTools is a ToolSource over an MCP client session of the official Go
 // SDK: the agent the server resolved for the session is the agent the
-// model acts as.
-type MCPTools struct{ Session *mcp.ClientSession }
+// model acts as. With Changes (FollowToolChanges) it is a
+// ChangingToolSource that follows the server's
+// notifications/tools/list_changed.
+type MCPTools struct {
+	Session *mcp.ClientSession
+	Changes *ToolChanges
+}
+
+// Changed implements ChangingToolSource (a nil channel, which never
+// fires, without Changes).
+func (m MCPTools) Changed() <-chan struct{} {
+	if m.Changes == nil {
+		return nil
+	}
+	return m.Changes.ch
+}
+
+// ToolChanges carries an MCP server's notifications/tools/list_changed to
+// a Client; notifications that arrive before the Client looks count once.
+type ToolChanges struct{ ch chan struct{} }
+
+// FollowToolChanges returns a copy of opts (nil: no options) whose
+// ToolListChangedHandler signals the returned ToolChanges, then runs
+// opts' own (which thus knows the next model turn will see the change).
+// Connect with the copy, and give the ToolChanges to MCPTools.
+func FollowToolChanges(opts *mcp.ClientOptions) (*mcp.ClientOptions, *ToolChanges) {
+	tc := &ToolChanges{ch: make(chan struct{}, 1)}
+	out := &mcp.ClientOptions{}
+	if opts != nil {
+		*out = *opts
+	}
+	inner := out.ToolListChangedHandler
+	out.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		select {
+		case tc.ch <- struct{}{}:
+		default: // a change is already pending
+		}
+		if inner != nil {
+			inner(ctx, req)
+		}
+	}
+	return out, tc
+}
 
 // Tools lists the session's tools (all pages).
 func (m MCPTools) Tools(ctx context.Context) ([]Tool, error) {

@@ -977,24 +977,21 @@ func declaredMethod(c *agent.Catalog, entry string) bool {
 }
 
 // remoteToolEntryRE is the form of a tool filter entry naming a remote
-// agent's tool, "<type>-<id>__<tool>", or all its tools, "<type>-<id>__*"
-// (the names the federation gives them; a star ends a prefix).
-var remoteToolEntryRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}-[A-Za-z0-9_-]{1,64}__(\*|[A-Za-z0-9_-]{1,64}\*?)$`)
+// agent's tool, "<type>-<id>__<tool>" (the names the federation gives
+// them), or, with a star ending a prefix, all of an agent's tools
+// ("<type>-<id>__*") or every agent of a type ("<type>-*").
+var remoteToolEntryRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}-([A-Za-z0-9_-]*\*|[A-Za-z0-9_-]{1,64}__[A-Za-z0-9_-]{1,64})$`)
 
 func (b *builder) checkTool(at pth, name string) {
 	if strings.Contains(name, "-") {
 		// Only remote tools' names hold a hyphen. Their agents come and
 		// go, so only the entry's form can be checked here.
 		if !remoteToolEntryRE.MatchString(name) {
-			b.errAt(at, 0, "%q: a remote agent's tool is named TYPE-ID__TOOL, all its tools TYPE-ID__*", name)
+			b.errAt(at, 0, "%q: a remote agent's tool is named TYPE-ID__TOOL; a star ends a prefix: TYPE-ID__* (all its tools), TYPE-* (every agent of the type)", name)
 		}
 		return
 	}
-	if prefix, ok := strings.CutSuffix(name, "*"); ok {
-		if b.opts.KnownTools == nil || slices.ContainsFunc(b.opts.KnownTools, func(k string) bool { return strings.HasPrefix(k, prefix) }) {
-			return
-		}
-	} else if b.opts.KnownTools == nil || slices.Contains(b.opts.KnownTools, name) {
+	if b.opts.KnownTools == nil || slices.ContainsFunc(b.opts.KnownTools, func(k string) bool { return agent.EntryNames(name, k) }) {
 		return
 	}
 	if b.strictTools {

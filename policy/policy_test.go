@@ -63,7 +63,9 @@ var loadCases = []struct {
 	{"tools strict unknown", "settings: {strict_tool_filter: true}\n" + base + "    tools: {except: [query_clas]}\n",
 		"p.yaml:5: agents.a.tools.except[0]: unknown tool \"query_clas\""},
 	{"tools bad remote entry", base + "    tools: {except: [device-d1/read]}\n",
-		"p.yaml:4: agents.a.tools.except[0]: \"device-d1/read\": a remote agent's tool is named TYPE-ID__TOOL, all its tools TYPE-ID__*"},
+		"p.yaml:4: agents.a.tools.except[0]: \"device-d1/read\": a remote agent's tool is named TYPE-ID__TOOL; a star ends a prefix: TYPE-ID__* (all its tools), TYPE-* (every agent of the type)"},
+	{"tools remote entry without a tool", base + "    tools: {except: [device-d1__]}\n",
+		"p.yaml:4: agents.a.tools.except[0]: \"device-d1__\": a remote agent's tool is named TYPE-ID__TOOL; a star ends a prefix: TYPE-ID__* (all its tools), TYPE-* (every agent of the type)"},
 	{"tools strict unknown prefix", "settings: {strict_tool_filter: true}\n" + base + "    tools: [quer_*]\n",
 		"p.yaml:5: agents.a.tools[0]: unknown tool \"quer_*\""},
 	{"classes invalid name", base + "    classes: [\"Ti cket\"]\n",
@@ -417,10 +419,11 @@ methods:
 	}
 	// Remote agents' tools and prefixes of known tools pass a strict tool
 	// filter: remote agents come and go, so only the form is checked.
-	pol, err = Parse([]byte("settings: {strict_tool_filter: true}\nagents:\n  a: {identity: master, tools: {only: [query_*, device-d1__read_sensor, mcp-everything__*], except: [device-d2__*]}}\n"), testOptions())
+	pol, err = Parse([]byte("settings: {strict_tool_filter: true}\nagents:\n  a: {identity: master, tools: {only: [query_*, device-d1__read_sensor, mcp-everything__*, sensor-*], except: [device-d2__*, sensor-x*]}}\n"), testOptions())
 	if err != nil || len(pol.Warnings) != 0 {
 		t.Errorf("remote tool entries: err %v, warnings %q", err, pol.Warnings)
-	} else if f := pol.Agents["a"].Tools; !f.Allows("query_class") || !f.Allows("mcp-everything__echo") || f.Allows("device-d2__ping") || f.Allows("count_objects") {
+	} else if f := pol.Agents["a"].Tools; !f.Allows("query_class") || !f.Allows("mcp-everything__echo") || f.Allows("device-d2__ping") || f.Allows("count_objects") ||
+		!f.Allows("sensor-probe__read") || f.Allows("sensor-x1__read") {
 		t.Errorf("remote tool entries: %+v", f)
 	}
 	// Without KnownTools, tool names are not checked at all.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ func newAgent() *cobra.Command {
 	var o federation.AgentOptions
 	var entity string
 	var demoTools, verbose bool
+	var envs, envFiles []string
 	cmd := &cobra.Command{
 		Use:   "agent --broker URL --entity TYPE/ID [--demo | -- COMMAND ARGS…]",
 		Short: "Serve tools to a parsemcp federation over MQTT: the demo agent's, or any stdio MCP server's (bridged)",
@@ -28,7 +30,12 @@ With --demo it serves a demo thermostat's tools. With a command after "--"
 it starts that command as an MCP server over stdio and serves its tools,
 so any MCP server can join the federation, e.g.
 
-  parsemcp agent --broker mqtt://127.0.0.1:18830 --entity mcp/everything -- npx -y @modelcontextprotocol/server-everything stdio`,
+  parsemcp agent --broker mqtt://127.0.0.1:18830 --entity mcp/everything -- npx -y @modelcontextprotocol/server-everything stdio
+
+The bridged command starts with a clean environment: only ` + strings.Join(bridgeBaseEnv(), ", ") + `
+from this one, plus what --env and --env-file pass (never
+PARSEMCP_AGENT_PASSWORD), so a bridged server cannot show a caller the
+agent's credentials or anything else its operator did not hand it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := federation.ParseEntity(entity)
 			if err != nil {
@@ -39,7 +46,7 @@ so any MCP server can join the federation, e.g.
 				return err
 			}
 			o.Entity = e
-			o.Password = os.Getenv("PARSEMCP_AGENT_PASSWORD")
+			o.Password = os.Getenv(agentSecretEnv)
 			o.Logger = logger(levelOf(verbose))
 			if o.Name == "" {
 				o.Name = e.String()
@@ -48,12 +55,19 @@ so any MCP server can join the federation, e.g.
 			switch {
 			case demoTools && len(args) > 0:
 				return errors.New("--demo and a bridged command: choose one")
+			case demoTools && len(envs)+len(envFiles) > 0:
+				return errors.New("--env and --env-file pass variables to a bridged command; --demo runs none")
 			case demoTools:
 				return federation.ServeAgent(ctx, o, federation.DemoTools())
 			case len(args) == 0:
 				return errors.New("nothing to serve: pass --demo, or a stdio MCP server's command after --")
 			}
+			env, err := bridgeEnv(os.Environ(), envs, envFiles)
+			if err != nil {
+				return err
+			}
 			c := exec.Command(args[0], args[1:]...)
+			c.Env = env
 			c.Stderr = os.Stderr
 			b, err := mcpserver.Bridge(ctx, c)
 			if err != nil {
@@ -89,6 +103,8 @@ so any MCP server can join the federation, e.g.
 	fl.StringVar(&o.Username, "username", os.Getenv("PARSEMCP_AGENT_USERNAME"), "MQTT user name (password: env PARSEMCP_AGENT_PASSWORD)")
 	fl.StringVar(&o.Name, "name", "", "human-readable name announced with the agent's presence")
 	fl.BoolVar(&demoTools, "demo", false, "serve the demo thermostat's tools")
+	fl.StringArrayVar(&envs, "env", nil, "pass an environment variable to the bridged command: NAME copies this process's, NAME=VALUE sets it (repeatable; the command gets no other but the base: "+strings.Join(bridgeBaseEnv(), ", ")+")")
+	fl.StringArrayVar(&envFiles, "env-file", nil, "pass the NAME=VALUE lines of a dotenv file to the bridged command (repeatable; --env wins)")
 	fl.BoolVarP(&verbose, "verbose", "v", false, "debug logging")
 	_ = cmd.MarkFlagRequired("broker")
 	_ = cmd.MarkFlagRequired("entity")

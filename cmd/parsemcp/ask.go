@@ -43,7 +43,7 @@ calls with durations and error codes, tokens and estimated cost per turn).`,
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := l.connect(ctx, terminalApproval(yes))
+			s, err := l.connect(ctx, terminalApproval(yes), nil)
 			if err != nil {
 				return err
 			}
@@ -60,6 +60,8 @@ calls with durations and error codes, tokens and estimated cost per turn).`,
 					errw.line(callLine(e.Call))
 				case e.Kind == llm.EventTurn && trace:
 					errw.line("  turn: " + e.Usage.String())
+				case e.Kind == llm.EventToolsChanged && trace:
+					errw.line(toolsChangedLine(e))
 				}
 			})
 			if err != nil {

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -155,6 +157,31 @@ func TestAskServerCommand(t *testing.T) {
 	}
 	if out := decodeAsk(t, stdout, stderr); out.Answer != "There are 1 Organization objects." {
 		t.Errorf("answer %q", out.Answer)
+	}
+}
+
+// The --server-command child's log stays out of ask's output: stderr
+// holds ask's own usage line only; --server-log FILE keeps the child's
+// log; a child that fails to start is explained by its last log lines.
+func TestAskServerCommandLog(t *testing.T) {
+	env := llmEnv(t)
+	fake := llmtest.NewOpenAI(t, llmtest.Counter("Organization"))
+	server := binary + " stdio --demo --demo-rows 600 --policy demo"
+	stdout, stderr, code := run(t, env, "ask", "--server-command", server, "--model", "m", "--base-url", fake.BaseURL, "How many organizations?")
+	if code != 0 || stdout != "There are 1 Organization objects.\n" || !strings.HasPrefix(stderr, "1 tool calls, 2 model turns:") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	log := filepath.Join(t.TempDir(), "server.log")
+	if _, stderr, code := run(t, env, "ask", "--server-command", server, "--server-log", log, "--model", "m", "--base-url", fake.BaseURL, "How many organizations?"); code != 0 || strings.Contains(stderr, "level=") {
+		t.Errorf("--server-log: exit %d, stderr:\n%s", code, stderr)
+	}
+	if b, err := os.ReadFile(log); err != nil || !strings.Contains(string(b), `msg="store opened"`) {
+		t.Errorf("--server-log file: %q %v", b, err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing", "app.sqlite")
+	_, stderr, code = run(t, env, "ask", "--server-command", binary+" stdio --store sqlite:"+missing, "--model", "m", "--base-url", fake.BaseURL, "q")
+	if code != 1 || !strings.Contains(stderr, "the server's last log lines:") || !strings.Contains(stderr, missing) {
+		t.Errorf("a server that fails: exit %d, stderr:\n%s", code, stderr)
 	}
 }
 

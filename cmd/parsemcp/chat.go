@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/chzyer/readline"
@@ -62,6 +63,28 @@ per-turn usage), /cost (tokens and estimated cost), /history, /exit.`,
 	return cmd
 }
 
+// privateFile makes path (and its directory) if missing, readable by its
+// owner only, and takes group's and others' access away from an existing
+// one: the history holds every question typed, which may quote the data.
+func privateFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return f.Chmod(perm &^ 0o077)
+	}
+	return nil
+}
+
 func defaultHistoryFile() string {
 	dir, err := os.UserCacheDir()
 	if err != nil || dir == "" {
@@ -78,6 +101,26 @@ type chat struct {
 	trace  bool
 	stream bool
 	where  string
+
+	mu       sync.Mutex
+	prompted bool // waiting at the prompt: a notice may be written above it
+}
+
+// atPrompt records whether the session waits at the prompt.
+func (ch *chat) atPrompt(yes bool) {
+	ch.mu.Lock()
+	ch.prompted = yes
+	ch.mu.Unlock()
+}
+
+// toolsChanged tells a person waiting at the prompt that the server's
+// tools changed (any other time, the next model turn's line tells).
+func (ch *chat) toolsChanged() {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.prompted {
+		fmt.Fprintln(ch.rl.Stdout(), "(the server's tools changed: the next question is offered the new list)")
+	}
 }
 
 func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string) error {
@@ -90,7 +133,10 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 	defer signal.Stop(term)
 
 	if historyFile != "" {
-		_ = os.MkdirAll(filepath.Dir(historyFile), 0o700)
+		if err := privateFile(historyFile); err != nil {
+			fmt.Fprintf(os.Stderr, "the input history is not kept: %v\n", err)
+			historyFile = ""
+		}
 	}
 	var items []readline.PrefixCompleterInterface
 	for _, c := range chatCommands {
@@ -128,7 +174,7 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 		a := strings.ToLower(strings.TrimSpace(line))
 		return a == "y" || a == "yes", nil
 	}
-	s, err := l.connect(ctx, approve)
+	s, err := l.connect(ctx, approve, ch.toolsChanged)
 	if err != nil {
 		return err
 	}
@@ -147,7 +193,9 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 	fmt.Fprintf(os.Stdout, "Type a question. Commands: %s\n", strings.Join(chatCommands[:7], " "))
 	fmt.Fprintln(os.Stdout, strings.Repeat("=", 70))
 	for {
+		ch.atPrompt(true)
 		line, err := rl.Readline()
+		ch.atPrompt(false)
 		if errors.Is(err, readline.ErrInterrupt) {
 			continue // Ctrl-C at the prompt clears the line
 		}
@@ -221,6 +269,8 @@ func (ch *chat) event(e llm.Event) {
 		if ch.trace {
 			ch.out.line("  turn: " + e.Usage.String())
 		}
+	case llm.EventToolsChanged:
+		ch.out.line(toolsChangedLine(e))
 	case llm.EventCompacted:
 		ch.out.line(fmt.Sprintf("(the conversation was compacted into a summary: %s)", e.Usage))
 	}

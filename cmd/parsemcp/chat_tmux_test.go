@@ -72,16 +72,36 @@ func (p *tmuxPane) send(line string) int {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// A person chats as the demo analyst: types a question, sees the streamed
-// answer with a line for the tool call, checks /cost, /tools, /trace and
-// /history, and leaves with /exit.
-func TestChatInTmux(t *testing.T) {
+// startChat runs `parsemcp chat ARGS…` in a new tmux session (with the
+// LLM environment of llmEnv), which stays on the screen after chat ends.
+// Without tmux the test is skipped, except in CI.
+func startChat(t *testing.T, args ...string) *tmuxPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is required in CI (.ci/run installs it)")
 		}
 		t.Skip("tmux is not installed (apt-get install tmux); skipping the terminal test of parsemcp chat")
 	}
+	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	var cmd []string
+	for _, e := range llmEnv(t) {
+		cmd = append(cmd, shellQuote(e))
+	}
+	cmd = append(cmd, "TERM=xterm", shellQuote(binary), "chat")
+	for _, a := range args {
+		cmd = append(cmd, shellQuote(a))
+	}
+	p.tmux("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
+	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
+	p.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
+	return p
+}
+
+// A person chats as the demo analyst: types a question, sees the streamed
+// answer with a line for the tool call, checks /cost, /tools, /trace and
+// /history, and leaves with /exit.
+func TestChatInTmux(t *testing.T) {
 	count := llmtest.Counter("Ticket")
 	fake := llmtest.NewOpenAI(t, func(req *llmtest.Request) llmtest.Reply {
 		if req.LastUserText() == "never mind" {
@@ -90,16 +110,8 @@ func TestChatInTmux(t *testing.T) {
 		return count(req)
 	})
 	dir := t.TempDir()
-	p := &tmuxPane{t: t, socket: filepath.Join(dir, "tmux.sock")}
-	var cmd []string
-	for _, e := range llmEnv(t) {
-		cmd = append(cmd, shellQuote(e))
-	}
-	cmd = append(cmd, "TERM=xterm", shellQuote(binary), "chat", "--demo", "--demo-rows", "600", "--policy", "demo",
-		"--model", "gpt-4o-mini", "--base-url", shellQuote(fake.BaseURL), "--history-file", shellQuote(filepath.Join(dir, "history")))
-	p.tmux("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
-	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
-	p.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
+	p := startChat(t, "--demo", "--demo-rows", "600", "--policy", "demo",
+		"--model", "gpt-4o-mini", "--base-url", fake.BaseURL, "--history-file", filepath.Join(dir, "history"))
 
 	p.waitFor(0, "parsemcp chat: openai / gpt-4o-mini", "agent analyst", "Type a question.")
 	at := p.send("How many tickets are there?")
@@ -140,5 +152,8 @@ func TestChatInTmux(t *testing.T) {
 	}
 	if h, err := os.ReadFile(filepath.Join(dir, "history")); err != nil || !strings.Contains(string(h), "How many tickets are there?") {
 		t.Errorf("history file: %q %v", h, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "history")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode: %v %v, want 0600", fi.Mode(), err)
 	}
 }

@@ -220,10 +220,17 @@ type server struct {
 	url    string
 	stderr *bytes.Buffer
 	cmd    *exec.Cmd
+	// broker is the embedded MQTT broker's URL (serve --federation
+	// embedded), read from its log line before the listening line.
+	broker string
 }
 
-// listeningRE finds the listening line in text and JSON logs.
-var listeningRE = regexp.MustCompile(`"?url"?[=:]"?(http://[^\s"]+/mcp)`)
+// listeningRE finds the listening line in text and JSON logs;
+// brokerRE the embedded broker's line.
+var (
+	listeningRE = regexp.MustCompile(`"?url"?[=:]"?(http://[^\s"]+/mcp)`)
+	brokerRE    = regexp.MustCompile(`embedded MQTT broker listening.*"?url"?[=:]"?(mqtt://[^\s"]+)`)
+)
 
 func startServe(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
@@ -244,6 +251,9 @@ func startServe(t *testing.T, env []string, args ...string) *server {
 		for sc.Scan() {
 			line := sc.Text()
 			s.stderr.WriteString(line + "\n")
+			if m := brokerRE.FindStringSubmatch(line); m != nil {
+				s.broker = m[1]
+			}
 			if m := listeningRE.FindStringSubmatch(line); m != nil {
 				found <- m[1]
 			}

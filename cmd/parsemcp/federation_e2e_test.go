@@ -93,11 +93,15 @@ func tokenCreate(t *testing.T, file string, args ...string) string {
 	return bearer
 }
 
+// httpClient connects to url with bearer ("" sends no Authorization).
 func httpClient(t *testing.T, url, bearer string) (*mcp.ClientSession, error) {
 	t.Helper()
-	hc := &http.Client{Transport: headerTransport{"Authorization", "Bearer " + bearer}}
+	tr := &mcp.StreamableClientTransport{Endpoint: url}
+	if bearer != "" {
+		tr.HTTPClient = &http.Client{Transport: headerTransport{"Authorization", "Bearer " + bearer}}
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	cs, err := c.Connect(context.Background(), tr, nil)
 	if err == nil {
 		t.Cleanup(func() { cs.Close() })
 	}

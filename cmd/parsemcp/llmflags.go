@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -39,6 +38,7 @@ type llmFlags struct {
 	server        string
 	serverKey     string
 	serverCommand string
+	serverLog     string // where --server-command's stderr goes
 	// defaultServer is set when no server and no store was named: the
 	// local `parsemcp serve` (PARSEMCP_ADDR or 127.0.0.1:8787) is used.
 	defaultServer bool
@@ -63,6 +63,7 @@ func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	fl.StringVar(&l.server, "server", os.Getenv(EnvServer), "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp; with --store or --demo the store is served in this process instead; with neither, the local `parsemcp serve` (at PARSEMCP_ADDR, default "+DefaultAddr+"); env "+EnvServer)
 	fl.StringVar(&l.serverKey, "server-key", "", "bearer key for --server (with a policy, it selects the agent profile); env "+EnvServerKey)
 	fl.StringVar(&l.serverCommand, "server-command", "", "start an MCP server and talk to it over stdio, e.g. \"parsemcp stdio --demo\" (split at spaces)")
+	fl.StringVar(&l.serverLog, "server-log", "", "append --server-command's stderr (its log) to this file, or \"-\" for this command's stderr (default: kept out of the output, its last lines shown if it fails to start)")
 	before := map[string]bool{}
 	fl.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
 	l.store.register(cmd)
@@ -120,6 +121,9 @@ func (l *llmFlags) resolve(cmd *cobra.Command) error {
 	if l.server != "" && l.serverCommand != "" {
 		return fmt.Errorf("--server and --server-command: choose one")
 	}
+	if l.serverLog != "" && l.serverCommand == "" {
+		return fmt.Errorf("--server-log is where --server-command's log goes; there is no --server-command")
+	}
 	var local []string
 	fl.Visit(func(f *pflag.Flag) {
 		if l.storeNames[f.Name] {
@@ -160,25 +164,42 @@ func (l *llmFlags) pricing() (llm.Pricing, error) {
 
 // session is the MCP side of ask and chat.
 type session struct {
-	cs    *mcp.ClientSession
-	where string // for the banner: which server, which agent
-	close func()
+	cs      *mcp.ClientSession
+	changes *llm.ToolChanges // the server's notifications/tools/list_changed
+	where   string           // for the banner: which server, which agent
+	close   func()
 }
 
-// connect opens the MCP session the model's tools go through. approve,
-// when not nil, answers the server's requests for a person's approval of
-// destructive changes.
-func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, string) (bool, error)) (*session, error) {
-	var opts *mcp.ClientOptions
+// connect opens the MCP session the model's tools go through; the model
+// is offered the server's current tools at each turn (the session follows
+// notifications/tools/list_changed). approve, when not nil, answers the
+// server's requests for a person's approval of destructive changes;
+// toolsChanged, when not nil, hears that the tools changed.
+func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, string) (bool, error), toolsChanged func()) (*session, error) {
+	opts := &mcp.ClientOptions{}
 	if approve != nil {
-		opts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			yes, err := approve(ctx, req.Params.Message)
 			if err != nil {
 				return nil, err
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": yes}}, nil
-		}}
+		}
 	}
+	if toolsChanged != nil {
+		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { toolsChanged() }
+	}
+	opts, changes := llm.FollowToolChanges(opts)
+	s, err := l.open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	s.changes = changes
+	return s, nil
+}
+
+// open connects to the server the flags name with opts.
+func (l *llmFlags) open(ctx context.Context, opts *mcp.ClientOptions) (*session, error) {
 	switch {
 	case l.server != "":
 		cs, err := llm.ConnectHTTP(ctx, l.server, l.serverKey, opts)
@@ -194,14 +215,7 @@ func (l *llmFlags) connect(ctx context.Context, approve func(context.Context, st
 		}
 		return &session{cs: cs, where: where, close: func() { cs.Close() }}, nil
 	case l.serverCommand != "":
-		args := strings.Fields(l.serverCommand)
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stderr = os.Stderr
-		cs, err := llm.ConnectCommand(ctx, cmd, opts)
-		if err != nil {
-			return nil, err
-		}
-		return &session{cs: cs, where: "stdio: " + l.serverCommand, close: func() { cs.Close() }}, nil
+		return l.startServerCommand(ctx, opts)
 	}
 	level := slog.LevelWarn
 	if l.store.verbose {
@@ -268,7 +282,7 @@ func (l *llmFlags) newClient(s *session, onEvent func(llm.Event)) (*llm.Client, 
 			system += "\n\nThe server's instructions: " + ir.Instructions
 		}
 	}
-	return llm.New(llm.Options{Provider: p, Tools: llm.MCPTools{Session: s.cs}, System: system, MaxIterations: l.maxIterations,
+	return llm.New(llm.Options{Provider: p, Tools: llm.MCPTools{Session: s.cs, Changes: s.changes}, System: system, MaxIterations: l.maxIterations,
 		Pricing: pricing, CompactAt: l.compactAt, Stream: l.stream, OnEvent: onEvent})
 }
 
@@ -284,6 +298,18 @@ func callLine(c *llm.CallRecord) string {
 		line += " error: " + c.ErrorCode
 	}
 	return line
+}
+
+// toolsChangedLine is the line an llm.EventToolsChanged shows.
+func toolsChangedLine(e llm.Event) string {
+	var names []string
+	for _, n := range e.Added {
+		names = append(names, "+"+n)
+	}
+	for _, n := range e.Removed {
+		names = append(names, "-"+n)
+	}
+	return fmt.Sprintf("  (the server's tools changed: %s; %d tools)", preview(strings.Join(names, ", "), 300), e.Tools)
 }
 
 // preview shortens s to n bytes on one line.

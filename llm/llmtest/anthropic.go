@@ -228,7 +228,7 @@ func (s *Server) anthropic(w http.ResponseWriter, r *http.Request) {
 		return "toolu_01A09q90qw90lq917835lq9"
 	}
 	if !req.Stream {
-		var content []any
+		content := []any{} // an empty turn's content is [], never null
 		if reply.Text != "" {
 			content = append(content, map[string]any{"type": "text", "text": reply.Text})
 		}
