@@ -63,3 +63,12 @@ func (r *Redis) Allow(ctx context.Context, key string) (bool, time.Duration, err
 	}
 	return true, 0, nil
 }
+
+// Ping reports whether Redis answers now (for /health): nil, or an
+// *ErrUnavailable.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return &ErrUnavailable{Err: err}
+	}
+	return nil
+}

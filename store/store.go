@@ -128,6 +128,13 @@ type JSONFinder interface {
 	FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error)
 }
 
+// Pinger is implemented by stores that can tell, with one round trip,
+// whether their backend answers now (the schema cache may answer while it
+// does not). An error is ErrUnavailable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
 // SessionBinder is implemented by stores that forward a caller's own
 // credential to a server enforcing permissions itself (parserest): the
 // store returned acts, for queries and writes whose ACL names userID, with

@@ -288,3 +288,6 @@ func decodeFrame(s string) (origin string, m Message, err error) {
 	m.Payload = []byte(s)
 	return origin, m, nil
 }
+
+// Ping reports whether Redis answers now (for /health).
+func (r *Redis) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }

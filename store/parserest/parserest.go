@@ -208,3 +208,15 @@ func (s *Store) Close() error {
 	})
 	return nil
 }
+
+// Ping is store.Pinger: Parse Server's /health, once (no retries: a load
+// balancer asks again).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.once(ctx, request{method: http.MethodGet, path: "/health"}, s.base+"/health", nil, nil, 1); err != nil {
+		if errors.Is(err, store.ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: Parse Server at %s: %v", store.ErrUnavailable, s.display, err)
+	}
+	return nil
+}

@@ -417,3 +417,14 @@ func (s *Store) AddRelation(ctx context.Context, class, field, owningID string, 
 func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) ([]string, error) {
 	return s.kit.RelatedIDs(ctx, class, field, owningID)
 }
+
+// Ping is store.Pinger: one round trip to PostgreSQL.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		if ctx.Err() == nil || unavailable(err) {
+			return fmt.Errorf("%w: PostgreSQL: %v", store.ErrUnavailable, err)
+		}
+		return wrapErr(ctx, err)
+	}
+	return nil
+}

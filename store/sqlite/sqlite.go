@@ -502,3 +502,12 @@ func WithMaxConns(n int) Option {
 		}
 	}
 }
+
+// Ping is store.Pinger: one statement on the database file.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("%w: SQLite: %v", store.ErrUnavailable, wrapErr(ctx, err))
+	}
+	return nil
+}
