@@ -1,0 +1,143 @@
+package federation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// RemoteTool is one tool of the merged remote catalog.
+type RemoteTool struct {
+	// Name is the namespaced name clients see: "<type>-<id>__<tool>". It
+	// always holds a hyphen, which no tool of the server's own may.
+	Name   string
+	Entity Entity
+	// Tool is the tool as its agent describes it (Tool.Name is the
+	// agent's own name).
+	Tool Tool
+}
+
+// Tools returns the merged remote catalog, sorted by name.
+func (p *Platform) Tools() []RemoteTool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]RemoteTool(nil), p.catalog...)
+}
+
+// Lookup returns the remote tool clients know as name.
+func (p *Platform) Lookup(name string) (RemoteTool, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t, ok := p.byName[name]; ok {
+		return *t, true
+	}
+	return RemoteTool{}, false
+}
+
+// Warnings describes the agents whose tools are absent (offline, or
+// their tool list could not be fetched) and a lost broker connection.
+func (p *Platform) Warnings() []string {
+	var out []string
+	if up, _ := p.conn.state(); !up {
+		out = append(out, "the federation broker is unreachable: remote tools are unavailable until it reconnects")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, st := range p.agents {
+		switch {
+		case !st.online:
+			out = append(out, fmt.Sprintf("agent %s is offline: its tools are absent", st.entity))
+		case st.err != nil:
+			out = append(out, fmt.Sprintf("agent %s is unavailable (%v): its tools are absent", st.entity, st.err))
+		case st.tools == nil:
+			out = append(out, fmt.Sprintf("agent %s is connecting: its tools are not listed yet", st.entity))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func annKey(e Entity, tool string) string { return e.String() + "\x00" + tool }
+
+// rebuildLocked recomputes the merged catalog from the online agents.
+func (p *Platform) rebuildLocked() {
+	byName := map[string]*RemoteTool{}
+	var all []RemoteTool
+	keys := make([]string, 0, len(p.agents))
+	for k := range p.agents {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		st := p.agents[k]
+		if !st.online || st.err != nil {
+			continue
+		}
+		for _, t := range st.tools {
+			name := ExposedName(st.entity, t.Name)
+			if _, taken := byName[name]; taken {
+				sum := sha256.Sum256([]byte(annKey(st.entity, t.Name)))
+				name = name[:min(len(name), 55)] + "_" + hex.EncodeToString(sum[:4])
+			}
+			rt := RemoteTool{Name: name, Entity: st.entity, Tool: t}
+			all = append(all, rt)
+			byName[name] = &all[len(all)-1]
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	p.byName = make(map[string]*RemoteTool, len(all))
+	for i := range all {
+		p.byName[all[i].Name] = &all[i]
+	}
+	p.catalog = all
+}
+
+// ExposedName is the name clients see for tool of e:
+// "<type>-<id>__<tool>", the tool name's characters outside
+// [A-Za-z0-9_-] replaced by '_', at most 64 characters (a longer one is
+// cut and ends in a hash). It always holds a hyphen, which the server's
+// own tool names never do, so a remote tool cannot shadow a local one.
+func ExposedName(e Entity, tool string) string {
+	var b strings.Builder
+	for _, r := range tool {
+		if r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	name := e.Type + "-" + e.ID + "__" + b.String()
+	if len(name) > 64 {
+		sum := sha256.Sum256([]byte(annKey(e, tool)))
+		name = name[:55] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return name
+}
+
+// Annotations returns the annotations of the remote tool clients know as
+// name, from the annotation cache (a miss fetches the agent's list
+// again), with its agent. A tool without annotations yields nil: callers
+// must count it as writing (Annotations.ReadOnly does).
+func (p *Platform) Annotations(ctx context.Context, name string) (*Annotations, Entity, error) {
+	rt, ok := p.Lookup(name)
+	if !ok {
+		return nil, Entity{}, fmt.Errorf("%w: %s", ErrUnknownTool, name)
+	}
+	if a, ok := p.ann.Get(annKey(rt.Entity, rt.Tool.Name)); ok {
+		return a, rt.Entity, nil
+	}
+	tools, err := p.fetchTools(ctx, rt.Entity)
+	if err != nil {
+		return nil, rt.Entity, err
+	}
+	for _, t := range tools {
+		p.ann.Add(annKey(rt.Entity, t.Name), t.Annotations)
+		if t.Name == rt.Tool.Name {
+			return t.Annotations, rt.Entity, nil
+		}
+	}
+	return nil, rt.Entity, fmt.Errorf("%w: %s (the agent no longer offers it)", ErrUnknownTool, name)
+}
