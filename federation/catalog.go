@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // RemoteTool is one tool of the merged remote catalog.
@@ -38,26 +39,67 @@ func (p *Platform) Lookup(name string) (RemoteTool, bool) {
 }
 
 // Warnings describes the agents whose tools are absent (offline, or
-// their tool list could not be fetched) and a lost broker connection.
+// their tool list could not be fetched), the remote tools left out, and
+// a lost broker connection; bounded for tools/list (boundWarnings).
 func (p *Platform) Warnings() []string {
-	var out []string
+	var broker []string
 	if up, _ := p.conn.state(); !up {
-		out = append(out, "the federation broker is unreachable: remote tools are unavailable until it reconnects")
+		broker = append(broker, "the federation broker is unreachable: remote tools are unavailable until it reconnects")
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	out := append([]string(nil), p.skipped...)
 	for _, st := range p.agents {
 		switch {
 		case !st.online:
 			out = append(out, fmt.Sprintf("agent %s is offline: its tools are absent", st.entity))
+		case st.gaveUp:
+			out = append(out, fmt.Sprintf("agent %s did not list its tools in %d attempts (%v): its tools are absent until it announces itself again", st.entity, st.failures, st.err))
 		case st.err != nil:
 			out = append(out, fmt.Sprintf("agent %s is unavailable (%v): its tools are absent", st.entity, st.err))
 		case st.tools == nil:
 			out = append(out, fmt.Sprintf("agent %s is connecting: its tools are not listed yet", st.entity))
 		}
 	}
+	p.mu.Unlock()
 	sort.Strings(out)
+	return boundWarnings(append(broker, out...))
+}
+
+// The warnings of a tools/list: at most maxWarnings lines of at most
+// maxWarningLine bytes, then one line counting the rest; at most
+// maxWarningBytes in all.
+const (
+	maxWarnings     = 5
+	maxWarningLine  = 300
+	maxWarningBytes = 2048
+)
+
+// boundWarnings keeps the first lines of ws within the bounds above and
+// counts the others in a last line.
+func boundWarnings(ws []string) []string {
+	var out []string
+	size := 0
+	for i, w := range ws {
+		w = truncate(w, maxWarningLine)
+		if len(out) == maxWarnings || size+len(w) > maxWarningBytes-100 {
+			return append(out, fmt.Sprintf("and %d more (agents offline or unavailable, remote tools left out): the server's log names each", len(ws)-i))
+		}
+		out = append(out, w)
+		size += len(w)
+	}
 	return out
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n - len("…")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
 }
 
 func annKey(e Entity, tool string) string { return e.String() + "\x00" + tool }

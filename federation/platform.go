@@ -21,8 +21,14 @@ type Options struct {
 	// ListTimeout bounds the fetch of an agent's tool list (default 10 s).
 	ListTimeout time.Duration
 	// RetryInterval is how long after a failed tool-list fetch it is
-	// tried again while the agent is online (default 15 s).
-	RetryInterval time.Duration
+	// tried again while the agent is online (default 15 s); each further
+	// failure doubles it, up to MaxRetryInterval (default 5 min).
+	RetryInterval    time.Duration
+	MaxRetryInterval time.Duration
+	// FetchAttempts is how many failed tool-list fetches in a row make the
+	// platform give up on an agent until it announces itself again
+	// (default 6).
+	FetchAttempts int
 	// SubscriptionTTL is how long an unused response subscription is kept
 	// (default 24 h); each reuse extends it.
 	SubscriptionTTL time.Duration
@@ -35,7 +41,11 @@ type Options struct {
 	// MaxToolsPerAgent bounds the tools taken from one agent (default 500).
 	MaxToolsPerAgent int
 
-	now func() time.Time // the subscriptions' clock (tests)
+	// The clock (tests): now for the subscriptions and the presence rate
+	// limit, afterFunc (time.AfterFunc; it returns the timer's Stop) for
+	// retries and held presence messages.
+	now       func() time.Time
+	afterFunc func(time.Duration, func()) func() bool
 }
 
 // catalogUser and catalogSession name the topics the platform fetches
@@ -53,6 +63,7 @@ type Platform struct {
 	conn   *conn
 	subs   *subscriptions
 	ann    *lru.Cache[string, *Annotations]
+	gate   *presenceGate
 	cancel context.CancelFunc
 	ctx    context.Context
 
@@ -60,6 +71,7 @@ type Platform struct {
 	agents   map[string]*agentState // by "type/id"
 	byName   map[string]*RemoteTool
 	catalog  []RemoteTool
+	skipped  []string // warnings about remote tools left out of the catalog
 	watchers map[int]func()
 	nextW    int
 
@@ -85,6 +97,13 @@ func Connect(ctx context.Context, o Options) (*Platform, error) {
 	if o.RetryInterval <= 0 {
 		o.RetryInterval = 15 * time.Second
 	}
+	if o.MaxRetryInterval <= 0 {
+		o.MaxRetryInterval = 5 * time.Minute
+	}
+	o.MaxRetryInterval = max(o.MaxRetryInterval, o.RetryInterval)
+	if o.FetchAttempts <= 0 {
+		o.FetchAttempts = 6
+	}
 	if o.SubscriptionTTL <= 0 {
 		o.SubscriptionTTL = DefaultSubscriptionTTL
 	}
@@ -100,9 +119,13 @@ func Connect(ctx context.Context, o Options) (*Platform, error) {
 	if o.now == nil {
 		o.now = time.Now
 	}
+	if o.afterFunc == nil {
+		o.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Platform{o: o, topics: o.topics(), agents: map[string]*agentState{}, byName: map[string]*RemoteTool{},
 		watchers: map[int]func(){}, pending: map[string]*pendingCall{}, cancel: cancel, ctx: ctx}
+	p.gate = newPresenceGate(o.now, o.afterFunc)
 	p.ann, _ = lru.New[string, *Annotations](o.AnnotationCacheSize)
 	c, err := dial(ctx, &p.o.ConnOptions, connHooks{onMessage: p.onMessage})
 	if err != nil {
@@ -159,9 +182,7 @@ func (p *Platform) Close() {
 	p.conn.close()
 	p.mu.Lock()
 	for _, st := range p.agents {
-		if st.retry != nil {
-			st.retry.Stop()
-		}
+		st.stopRetry()
 	}
 	p.mu.Unlock()
 }

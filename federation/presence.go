@@ -2,11 +2,15 @@ package federation
 
 import (
 	"context"
+	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 )
 
+// agentState is what the platform knows of one agent (keyed by
+// "type/id": an agent is in one team at a time).
 type agentState struct {
 	entity   Entity
 	online   bool
@@ -18,46 +22,65 @@ type agentState struct {
 	fetching bool
 	again    bool
 	gone     chan struct{} // closed when the agent goes offline
-	retry    *time.Timer
+	retry    func() bool   // stops the scheduled retry of a failed fetch
+	failures int           // failed fetches since the last success or announcement
+	gaveUp   bool          // FetchAttempts fetches failed: wait for a new announcement
+	warned   bool          // a failure was logged at WARN since the last success
 }
 
+// onPresence handles an announcement, through the per-agent rate limit.
 func (p *Platform) onPresence(pub *paho.Publish) {
 	e, ok := p.topics.ParsePresence(pub.Topic)
 	if !ok {
 		p.drop("bad presence topic", "topic", pub.Topic)
 		return
 	}
+	p.gate.admit(e.String(), func() { p.handlePresence(e, pub.Payload) })
+}
+
+// handlePresence applies one announcement of e. A message under another
+// team than the agent's is a team switch when it says online (the agent
+// under its old team leaves, a new one arrives); an offline or cleared
+// message under another team touches nothing.
+func (p *Platform) handlePresence(e Entity, payload []byte) {
 	key := e.String()
-	if len(pub.Payload) == 0 { // cleared: the agent left for good
+	if len(payload) == 0 { // cleared: the agent left for good
 		p.mu.Lock()
 		st := p.agents[key]
-		if st != nil && st.entity.Team == e.Team {
+		left := st != nil && st.entity.Team == e.Team
+		if left {
 			p.forgetLocked(st)
 			delete(p.agents, key)
 			p.rebuildLocked()
 		}
 		p.mu.Unlock()
-		if st != nil {
+		if left {
 			p.o.Logger.Info("federation: agent left", "agent", key)
 			p.notify()
 		}
 		return
 	}
-	pr, err := decodePresence(pub.Payload, p.o.MaxPayload)
+	pr, err := decodePresence(payload, p.o.MaxPayload)
 	if err != nil {
-		p.drop("bad presence", "topic", pub.Topic, "err", err)
+		p.drop("bad presence", "agent", key, "err", err)
 		return
 	}
 	p.mu.Lock()
 	st := p.agents[key]
-	if st == nil {
-		st = &agentState{entity: e, gone: make(chan struct{})}
-		p.agents[key] = st
-	}
-	if st.entity.Team != e.Team {
-		p.o.Logger.Warn("federation: agent announced itself under another team", "agent", key, "was", st.entity.Team, "now", e.Team)
+	if st != nil && st.entity.Team != e.Team {
+		if pr.Status == "offline" {
+			p.mu.Unlock()
+			p.drop("offline presence under another team than the agent's", "agent", key, "team", e.Team, "agent_team", st.entity.Team)
+			return
+		}
+		p.o.Logger.Warn("federation: agent announced itself under another team: the agent of its old team left", "agent", key, "was", st.entity.Team, "now", e.Team)
 		p.forgetLocked(st)
-		st.entity = e
+		delete(p.agents, key)
+		st = nil
+	}
+	if st == nil {
+		st = &agentState{entity: e}
+		p.agents[key] = st
 	}
 	st.name = pr.Name
 	fetch := false
@@ -66,43 +89,64 @@ func (p *Platform) onPresence(pub *paho.Publish) {
 			p.o.Logger.Warn("federation: agent offline", "agent", key)
 		}
 		p.forgetLocked(st)
-		st.online = false
 	} else {
-		if !st.online {
-			st.gone = make(chan struct{})
-			p.o.Logger.Info("federation: agent online", "agent", key, "team", e.Team)
-		}
-		st.online = true
-		st.want = pr.Revision
-		fetch = st.tools == nil || st.revision != pr.Revision || st.err != nil
+		fetch = p.announcedLocked(st, pr.Revision)
 	}
 	p.rebuildLocked()
 	p.mu.Unlock()
 	p.notify()
 	if fetch {
-		go p.refresh(e)
+		go p.refresh(st)
 	}
 }
 
-// forgetLocked drops an agent's tools and fails its calls in flight.
+// announcedLocked records that st announced itself online with revision
+// rev and reports whether its tools are to be fetched: when it comes
+// online, announces a new revision, or was given up on. Such an
+// announcement starts the retries afresh; a repeat of the revision being
+// retried leaves the backoff as it is.
+func (p *Platform) announcedLocked(st *agentState, rev string) bool {
+	fetch := st.gaveUp || rev != st.want
+	if !st.online {
+		st.online, st.gone, fetch = true, make(chan struct{}), true
+		p.o.Logger.Info("federation: agent online", "agent", st.entity.String(), "team", st.entity.Team)
+	}
+	st.want = rev
+	if st.tools != nil && st.revision == rev && st.err == nil {
+		fetch = false
+	}
+	if fetch {
+		st.failures, st.gaveUp = 0, false
+		st.stopRetry()
+	}
+	return fetch
+}
+
+// forgetLocked takes st offline: its tools are dropped and its calls in
+// flight fail. It may run any number of times.
 func (p *Platform) forgetLocked(st *agentState) {
 	if st.online {
 		close(st.gone)
+		st.online = false
 	}
-	st.tools, st.revision, st.err = nil, "", nil
+	st.tools, st.revision, st.want, st.err = nil, "", "", nil
+	st.failures, st.gaveUp, st.warned = 0, false, false
+	st.stopRetry()
+}
+
+func (st *agentState) stopRetry() {
 	if st.retry != nil {
-		st.retry.Stop()
+		st.retry()
 		st.retry = nil
 	}
 }
 
-// refresh fetches e's tool list; concurrent refreshes of one agent fold
+// refresh fetches st's tool list; concurrent refreshes of one agent fold
 // into one (and one more when a newer revision was announced meanwhile).
-func (p *Platform) refresh(e Entity) {
-	key := e.String()
+func (p *Platform) refresh(st *agentState) {
+	key := st.entity.String()
 	p.mu.Lock()
-	st := p.agents[key]
-	if st == nil || !st.online {
+	if p.agents[key] != st || !st.online {
 		p.mu.Unlock()
 		return
 	}
@@ -112,41 +156,77 @@ func (p *Platform) refresh(e Entity) {
 		return
 	}
 	st.fetching = true
-	want := st.want
+	st.stopRetry()
+	want, e := st.want, st.entity
 	p.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(p.ctx, p.o.ListTimeout)
-	tools, err := p.fetchTools(ctx, st.entity)
+	tools, err := p.fetchTools(ctx, e)
 	cancel()
 
 	p.mu.Lock()
 	st.fetching = false
-	again := st.again
+	again := st.again && st.want != want
 	st.again = false
 	if p.agents[key] != st || !st.online {
 		p.mu.Unlock()
 		return
 	}
-	if err != nil {
-		st.err, st.tools = err, nil
-		p.o.Logger.Warn("federation: fetching an agent's tools failed", "agent", key, "err", err)
-		if p.ctx.Err() == nil {
-			st.retry = time.AfterFunc(p.o.RetryInterval, func() { p.refresh(e) })
-		}
-	} else {
+	switch {
+	case err != nil && again:
+		st.err, st.tools = err, nil // a newer revision is fetched at once
+	case err != nil:
+		p.fetchFailedLocked(st, err)
+	default:
 		st.err, st.tools, st.revision = nil, tools, want
+		st.failures, st.gaveUp, st.warned = 0, false, false
 		for _, t := range tools {
-			p.ann.Add(annKey(st.entity, t.Name), t.Annotations)
+			p.ann.Add(annKey(e, t.Name), t.Annotations)
 		}
 		p.o.Logger.Info("federation: agent tools listed", "agent", key, "tools", len(tools), "revision", want)
 	}
 	p.rebuildLocked()
-	again = again || (err == nil && st.want != want)
 	p.mu.Unlock()
 	p.notify()
 	if again {
-		go p.refresh(e)
+		go p.refresh(st)
 	}
+}
+
+// fetchFailedLocked records a failed fetch of st's tools and schedules
+// the next one after a backoff (RetryInterval doubling up to
+// MaxRetryInterval, plus up to a tenth of jitter), or gives up after
+// FetchAttempts until the agent announces itself again. Only the first
+// failure and the giving up are logged at WARN.
+func (p *Platform) fetchFailedLocked(st *agentState, err error) {
+	st.err, st.tools = err, nil
+	st.failures++
+	agent := st.entity.String()
+	if st.failures >= p.o.FetchAttempts {
+		st.gaveUp = true
+		p.o.Logger.Warn("federation: giving up fetching an agent's tools until it announces itself again", "agent", agent, "attempts", st.failures, "err", err)
+		return
+	}
+	delay := retryDelay(p.o.RetryInterval, p.o.MaxRetryInterval, st.failures)
+	level := slog.LevelDebug
+	if !st.warned {
+		level, st.warned = slog.LevelWarn, true
+	}
+	p.o.Logger.Log(p.ctx, level, "federation: fetching an agent's tools failed; retrying", "agent", agent, "attempt", st.failures, "retry_in", delay, "err", err)
+	if p.ctx.Err() == nil {
+		st.retry = p.o.afterFunc(delay, func() { p.refresh(st) })
+	}
+}
+
+// retryDelay is the wait before retry n (1, 2, …): base doubled n-1
+// times, at most limit, plus a random tenth of it.
+func retryDelay(base, limit time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	d = min(d, limit)
+	return d + rand.N(d/10+1)
 }
 
 // fetchTools asks e for its tools and keeps the valid ones.
