@@ -228,10 +228,19 @@ func (c *conn) await(ctx context.Context) error {
 	}
 }
 
+// brokerSubscribe subscribes to filters at QoS 0, so the broker sends
+// this client nothing that carries a packet identifier. QoS 1 deliveries
+// would gain nothing (sessions are not persistent: what is in flight
+// when a connection drops is lost either way; presence is retained and
+// sent again on every subscription), and the embedded broker (mochi-mqtt)
+// keeps the identifiers of its own unacknowledged deliveries and of the
+// client's requests in one table: a SUBSCRIBE whose identifier matched a
+// retained presence message still in flight was refused with "packet
+// identifier in use", leaving agents out of the catalog after a restart.
 func (c *conn) brokerSubscribe(ctx context.Context, filters ...string) error {
 	opts := make([]paho.SubscribeOptions, len(filters))
 	for i, f := range filters {
-		opts[i] = paho.SubscribeOptions{Topic: f, QoS: 1, NoLocal: true}
+		opts[i] = paho.SubscribeOptions{Topic: f, QoS: 0, NoLocal: true}
 	}
 	ack, err := c.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: opts})
 	if err != nil {
