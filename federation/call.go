@@ -16,6 +16,10 @@ import (
 var (
 	ErrUnknownTool = errors.New("unknown remote tool")
 	ErrTimeout     = errors.New("the agent did not answer in time")
+	// ErrBadAnswer: the agent answered the call with something that is
+	// not its answer (malformed, another request's id, not a tool
+	// result). An answer over MaxPayload fails with ErrPayloadTooLarge.
+	ErrBadAnswer = errors.New("the agent's answer is not a valid answer to the call")
 )
 
 // ToolError is a remote tool's own error result (isError): Result is the
@@ -53,7 +57,7 @@ func (p *Platform) Call(ctx context.Context, caller Caller, name string, args js
 	isErr, text, err := checkCallResult(raw)
 	if err != nil {
 		p.o.Logger.Warn("federation: agent answered with a malformed tool result", "agent", rt.Entity.String(), "tool", rt.Tool.Name, "err", err)
-		return nil, fmt.Errorf("agent %s: %w", rt.Entity, err)
+		return nil, fmt.Errorf("agent %s: %w (%w)", rt.Entity, ErrBadAnswer, err)
 	}
 	if isErr {
 		return nil, &ToolError{Entity: rt.Entity, Text: text, Result: raw}
@@ -99,13 +103,14 @@ func (p *Platform) request(ctx context.Context, caller Caller, e Entity, method 
 	if len(body) > p.o.MaxPayload {
 		return nil, fmt.Errorf("%w: the request is %d bytes (limit %d)", ErrPayloadTooLarge, len(body), p.o.MaxPayload)
 	}
-	pc := &pendingCall{topic: resTopic, ch: make(chan *response, 1)}
+	pc := &pendingCall{topic: resTopic, ch: make(chan answer, 1)}
 	p.pendMu.Lock()
 	p.pending[req.ID] = pc
 	p.pendMu.Unlock()
 	defer func() {
 		p.pendMu.Lock()
 		delete(p.pending, req.ID)
+		p.finished.Add(req.ID, struct{}{})
 		p.pendMu.Unlock()
 	}()
 	_, down := p.conn.state()
@@ -115,11 +120,17 @@ func (p *Platform) request(ctx context.Context, caller Caller, e Entity, method 
 		return nil, p.ctxError(ctx, e, err)
 	}
 	select {
-	case r := <-pc.ch:
-		if r.Error != nil {
-			return nil, fmt.Errorf("agent %s refused the request: %w", e, r.Error)
+	case a := <-pc.ch:
+		if a.err != nil {
+			return nil, fmt.Errorf("agent %s: %w", e, a.err)
 		}
-		return r.Result, nil
+		if a.r.Error != nil && a.r.Error.Code == codeTooLarge {
+			return nil, fmt.Errorf("agent %s: %w: %s", e, ErrPayloadTooLarge, a.r.Error.Message)
+		}
+		if a.r.Error != nil {
+			return nil, fmt.Errorf("agent %s refused the request: %w", e, a.r.Error)
+		}
+		return a.r.Result, nil
 	case <-gone:
 		return nil, fmt.Errorf("%w: agent %s went offline during the call", ErrUnavailable, e)
 	case <-down:
@@ -165,34 +176,92 @@ func newID() string {
 // CallTimeout is the default time limit of a proxied call.
 func (p *Platform) CallTimeout() time.Duration { return p.o.CallTimeout }
 
+// codeTooLarge is the code of an agent's refusal to send a result over
+// its payload limit.
+const codeTooLarge = "too_large"
+
+// pendingCall is a request waiting for its answer on topic.
 type pendingCall struct {
 	topic string
-	ch    chan *response
+	ch    chan answer
 }
 
+// answer is what ends a pending call: the agent's response, or why what
+// it sent fails the call.
+type answer struct {
+	r   *response
+	err error
+}
+
+// onResponse routes an answer to its call: the one named by the MQTT
+// correlation data when there is some, else the one its payload id
+// names. Only a call waiting on the topic the answer came on is ever
+// touched. An answer that cannot be its call's (malformed, oversized, or
+// naming a request that is not the call's) fails the call at once
+// instead of leaving it to time out: the call the correlation data
+// names, or, without correlation data, every call waiting on the topic
+// (which belongs to one caller, session and agent). A well-formed answer
+// to a call that already ended is dropped.
 func (p *Platform) onResponse(pub *paho.Publish) {
-	r, err := decodeResponse(pub.Payload, p.o.MaxPayload)
-	if err != nil {
-		p.drop("bad response", "topic", pub.Topic, "bytes", len(pub.Payload), "err", err)
-		return
+	var corr string
+	if pub.Properties != nil {
+		corr = string(pub.Properties.CorrelationData)
 	}
-	if pub.Properties != nil && len(pub.Properties.CorrelationData) > 0 && string(pub.Properties.CorrelationData) != r.ID {
-		p.drop("correlation data and payload id differ", "topic", pub.Topic)
-		return
+	r, err := decodeResponse(pub.Payload, p.o.MaxPayload)
+	id := corr
+	if id == "" && err == nil {
+		id = r.ID
 	}
 	p.pendMu.Lock()
-	pc := p.pending[r.ID]
+	var calls []*pendingCall
+	matched, late := false, false
+	switch pc := p.pending[id]; {
+	case pc != nil && pc.topic == pub.Topic:
+		calls, matched = append(calls, pc), true
+	case pc != nil: // another topic's call
+	case id != "" && p.finished.Contains(id):
+		late = true
+	case corr != "": // correlation data naming no call
+	default: // no correlation data, no call of this id: every call on the topic
+		for _, pc := range p.pending {
+			if pc.topic == pub.Topic {
+				calls = append(calls, pc)
+			}
+		}
+	}
 	p.pendMu.Unlock()
-	if pc == nil {
-		p.drop("answers no pending call (late, or a foreign correlation id)", "topic", pub.Topic)
+	switch {
+	case matched && err == nil && r.ID == id:
+		calls[0].deliver(answer{r: r})
+		return
+	case late:
+		p.drop("answers a call that already ended", "topic", pub.Topic)
+		return
+	case len(calls) == 0 && err != nil:
+		p.drop("bad response", "topic", pub.Topic, "bytes", len(pub.Payload), "err", err)
+		return
+	case len(calls) == 0:
+		p.drop("answers no pending call on its topic (a foreign correlation id, or the wrong topic)", "topic", pub.Topic)
 		return
 	}
-	if pc.topic != pub.Topic {
-		p.drop("response on the wrong topic", "topic", pub.Topic, "want", pc.topic)
-		return
+	switch {
+	case errors.Is(err, ErrPayloadTooLarge):
+	case err != nil:
+		err = fmt.Errorf("%w (%w)", ErrBadAnswer, err)
+	default:
+		err = fmt.Errorf("%w (it answers request %q)", ErrBadAnswer, r.ID)
 	}
+	p.dropped.Add(1)
+	p.o.Logger.Warn("federation: a bad answer fails the call", "topic", pub.Topic, "bytes", len(pub.Payload), "calls", len(calls), "err", err)
+	for _, pc := range calls {
+		pc.deliver(answer{err: err})
+	}
+}
+
+// deliver ends the call with a (a duplicate is dropped).
+func (pc *pendingCall) deliver(a answer) {
 	select {
-	case pc.ch <- r:
-	default: // a duplicate
+	case pc.ch <- a:
+	default:
 	}
 }

@@ -308,8 +308,9 @@ func (h *logRecorder) count(level slog.Level, substr string) int {
 // scriptedAgent answers requests for e on the broker as answer says (nil:
 // no answer), echoing the correlation data; it counts the requests.
 type scriptedAgent struct {
-	c        *conn
-	requests atomic.Int64
+	c             *conn
+	requests      atomic.Int64
+	noCorrelation atomic.Bool // answer without correlation data
 }
 
 func startScriptedAgent(t *testing.T, url string, topics Topics, e Entity, answer func(req *request) []byte) *scriptedAgent {
@@ -329,7 +330,7 @@ func startScriptedAgent(t *testing.T, url string, topics Topics, e Entity, answe
 		go func() {
 			<-ready
 			var props *paho.PublishProperties
-			if pub.Properties != nil {
+			if pub.Properties != nil && !a.noCorrelation.Load() {
 				props = &paho.PublishProperties{CorrelationData: pub.Properties.CorrelationData}
 			}
 			_ = a.c.publish(context.Background(), &paho.Publish{Topic: strings.TrimSuffix(pub.Topic, "/req") + "/res", Payload: body, Properties: props})

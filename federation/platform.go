@@ -10,6 +10,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Options configures a Platform.
@@ -75,8 +76,9 @@ type Platform struct {
 	watchers map[int]func()
 	nextW    int
 
-	pendMu  sync.Mutex
-	pending map[string]*pendingCall
+	pendMu   sync.Mutex
+	pending  map[string]*pendingCall
+	finished *simplelru.LRU[string, struct{}] // ids of calls ended lately, to tell a late answer from a wrong one
 
 	dropped atomic.Int64
 }
@@ -126,6 +128,7 @@ func Connect(ctx context.Context, o Options) (*Platform, error) {
 	p := &Platform{o: o, topics: o.topics(), agents: map[string]*agentState{}, byName: map[string]*RemoteTool{},
 		watchers: map[int]func(){}, pending: map[string]*pendingCall{}, cancel: cancel, ctx: ctx}
 	p.gate = newPresenceGate(o.now, o.afterFunc)
+	p.finished, _ = simplelru.NewLRU[string, struct{}](4096, nil)
 	p.ann, _ = lru.New[string, *Annotations](o.AnnotationCacheSize)
 	c, err := dial(ctx, &p.o.ConnOptions, connHooks{onMessage: p.onMessage})
 	if err != nil {

@@ -152,6 +152,10 @@ func (s *Server) callRemote(ctx context.Context, a *agent.Agent, name string, ar
 		return nil, &tools.Error{Code: tools.CodeTimeout, Message: strings.TrimPrefix(err.Error(), federation.ErrTimeout.Error()+": ") + ": the agent did not answer within the tool's time limit", Internal: err}
 	case errors.Is(err, federation.ErrUnavailable):
 		return nil, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+	case errors.Is(err, federation.ErrPayloadTooLarge):
+		return nil, &tools.Error{Code: tools.CodeTooLarge, Message: err.Error()}
+	case errors.Is(err, federation.ErrBadAnswer):
+		return nil, &tools.Error{Code: tools.CodeRemoteError, Message: err.Error()}
 	case errors.Is(err, federation.ErrUnknownTool):
 		return nil, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q (its agent no longer offers it)", name)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
