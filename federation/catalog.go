@@ -43,8 +43,8 @@ func (p *Platform) Lookup(name string) (RemoteTool, bool) {
 // a lost broker connection; bounded for tools/list (boundWarnings).
 func (p *Platform) Warnings() []string {
 	var broker []string
-	if up, _ := p.conn.state(); !up {
-		broker = append(broker, "the federation broker is unreachable: remote tools are unavailable until it reconnects")
+	if why := p.conn.health(); why != "" {
+		broker = append(broker, "the federation broker is unreachable ("+why+"): remote tools are unavailable until it reconnects")
 	}
 	p.mu.Lock()
 	out := append([]string(nil), p.skipped...)

@@ -277,9 +277,12 @@ func (c *fakeClock) nextTimer(t *testing.T) time.Duration {
 
 // logRecorder is a slog handler keeping every record.
 type logRecorder struct {
-	mu   sync.Mutex
-	recs []slog.Record
+	mu     sync.Mutex
+	recs   []slog.Record
+	logged chan struct{} // signalled on each record
 }
+
+func newLogRecorder() *logRecorder { return &logRecorder{logged: make(chan struct{}, 1)} }
 
 func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
 func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
@@ -289,7 +292,45 @@ func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	h.recs = append(h.recs, r.Clone())
 	h.mu.Unlock()
+	select {
+	case h.logged <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// wait waits until cond holds, re-checking on each record.
+func (h *logRecorder) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx := bound(t)
+	for !cond() {
+		select {
+		case <-h.logged:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// attr returns attribute key of the first record of level holding substr.
+func (h *logRecorder) attr(level slog.Level, substr, key string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if r.Level != level || !strings.Contains(r.Message, substr) {
+			continue
+		}
+		v := ""
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				v = a.Value.String()
+				return false
+			}
+			return true
+		})
+		return v
+	}
+	return ""
 }
 
 // count returns how many records of level hold substr in their message.

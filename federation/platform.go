@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,6 +189,16 @@ func (p *Platform) Close() {
 		st.stopRetry()
 	}
 	p.mu.Unlock()
+}
+
+// Health reports why remote tools are unavailable: nil while the broker
+// connection is up, else an error saying why it is not (the broker
+// refused the platform's credentials, cannot be reached, …).
+func (p *Platform) Health() error {
+	if why := p.conn.health(); why != "" {
+		return fmt.Errorf("%w: %s", ErrUnavailable, why)
+	}
+	return nil
 }
 
 // Ready waits until the broker connection is up.

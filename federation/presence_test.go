@@ -99,7 +99,7 @@ func TestFetchBackoffThenGiveUp(t *testing.T) {
 	b, _ := testBroker(t)
 	conn := ConnOptions{Broker: b.URL(), Platform: "p1"}
 	clock := newFakeClock()
-	logs := &logRecorder{}
+	logs := newLogRecorder()
 	o := Options{ConnOptions: conn, RetryInterval: 10 * time.Second, MaxRetryInterval: 25 * time.Second, FetchAttempts: 4}
 	o.Logger = slog.New(logs)
 	clock.install(&o)
