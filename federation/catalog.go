@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -105,9 +106,14 @@ func truncate(s string, n int) string {
 func annKey(e Entity, tool string) string { return e.String() + "\x00" + tool }
 
 // rebuildLocked recomputes the merged catalog from the online agents.
+// Two tools whose exposed names collide (after the characters outside
+// [A-Za-z0-9_-] became '_', or across agents) are never both listed:
+// the first by agent and then tool name keeps the name, the other is
+// left out with a warning.
 func (p *Platform) rebuildLocked() {
-	byName := map[string]*RemoteTool{}
+	taken := map[string]RemoteTool{}
 	var all []RemoteTool
+	var skipped []string
 	keys := make([]string, 0, len(p.agents))
 	for k := range p.agents {
 		keys = append(keys, k)
@@ -118,15 +124,17 @@ func (p *Platform) rebuildLocked() {
 		if !st.online || st.err != nil {
 			continue
 		}
-		for _, t := range st.tools {
+		tools := slices.Clone(st.tools)
+		sort.SliceStable(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+		for _, t := range tools {
 			name := ExposedName(st.entity, t.Name)
-			if _, taken := byName[name]; taken {
-				sum := sha256.Sum256([]byte(annKey(st.entity, t.Name)))
-				name = name[:min(len(name), 55)] + "_" + hex.EncodeToString(sum[:4])
+			if first, dup := taken[name]; dup {
+				skipped = append(skipped, fmt.Sprintf("tool %q of agent %s is left out: its name %s is taken by tool %q of agent %s", t.Name, st.entity, name, first.Tool.Name, first.Entity))
+				continue
 			}
 			rt := RemoteTool{Name: name, Entity: st.entity, Tool: t}
+			taken[name] = rt
 			all = append(all, rt)
-			byName[name] = &all[len(all)-1]
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
@@ -135,6 +143,12 @@ func (p *Platform) rebuildLocked() {
 		p.byName[all[i].Name] = &all[i]
 	}
 	p.catalog = all
+	for _, w := range skipped {
+		if !slices.Contains(p.skipped, w) {
+			p.o.Logger.Warn("federation: remote tool left out: its name is taken", "detail", w)
+		}
+	}
+	p.skipped = skipped
 }
 
 // ExposedName is the name clients see for tool of e:
