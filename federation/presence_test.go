@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -228,4 +229,54 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	must(t, err)
 	return b
+}
+
+// TestPresenceSequencesNeverPanic drives the presence state machine and
+// the answer router with random sequences of messages (online, offline,
+// cleared, garbage, across teams; answers with and without correlation
+// data): nothing panics, an online agent's gone channel is open, an
+// offline one holds no tools.
+func TestPresenceSequencesNeverPanic(t *testing.T) {
+	b, _ := testBroker(t)
+	p := startPlatform(t, Options{ConnOptions: ConnOptions{Broker: b.URL(), Platform: "p1"}, RetryInterval: time.Hour})
+	rng := rand.New(rand.NewPCG(27, 1))
+	teams := []string{"", "acme", "globex"}
+	payloads := [][]byte{nil, []byte(`{"status":"online","revision":"r1"}`), []byte(`{"status":"online","revision":"r2"}`),
+		[]byte(`{"status":"offline"}`), []byte(`{"status":"dancing"}`), []byte(`[`), []byte(`{}`)}
+	for range 3000 {
+		e := Entity{Type: "device", ID: fmt.Sprintf("x%d", rng.IntN(3)), Team: teams[rng.IntN(len(teams))]}
+		if rng.IntN(4) == 0 {
+			props := &paho.PublishProperties{}
+			if rng.IntN(2) == 0 {
+				props.CorrelationData = []byte(newID())
+			}
+			p.onMessage(&paho.Publish{Topic: p.topics.Response("u", "s", e), Payload: payloads[rng.IntN(len(payloads))], Properties: props})
+			continue
+		}
+		p.handlePresence(e, payloads[rng.IntN(len(payloads))])
+		if bad := presenceInvariant(p); bad != "" {
+			t.Fatal(bad)
+		}
+	}
+}
+
+// presenceInvariant says what is wrong with the platform's agents ("" if
+// nothing): an online agent's gone channel is open, an offline one holds
+// no tools.
+func presenceInvariant(p *Platform) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, st := range p.agents {
+		select {
+		case <-st.gone:
+			if st.online {
+				return k + ": online with its gone channel closed"
+			}
+		default:
+		}
+		if !st.online && st.tools != nil {
+			return k + ": offline with tools"
+		}
+	}
+	return ""
 }
