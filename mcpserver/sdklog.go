@@ -19,10 +19,6 @@ func sdkLogger(l *slog.Logger) *slog.Logger {
 
 type notifyDemoter struct{ slog.Handler }
 
-func (h notifyDemoter) Enabled(ctx context.Context, level slog.Level) bool {
-	return h.Handler.Enabled(ctx, level) || h.Handler.Enabled(ctx, slog.LevelDebug)
-}
-
 func (h notifyDemoter) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") {
 		r.Level = slog.LevelDebug
