@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
 )
 
@@ -68,12 +71,13 @@ type conn struct {
 	cm  *autopaho.ConnectionManager
 	log *slog.Logger
 
-	mu    sync.Mutex
-	subs  map[string]bool // topic filters held, subscribed again on reconnect
-	up    bool
-	down  chan struct{} // closed when the current connection drops
-	ready chan struct{} // closed once a connection is up and its subscriptions are made again
-	gen   int           // counts connections, so a late goroutine of an old one does nothing
+	mu      sync.Mutex
+	subs    map[string]bool // topic filters held, subscribed again on reconnect
+	up      bool
+	failure string        // why the last connection attempt failed ("" once one succeeded)
+	down    chan struct{} // closed when the current connection drops
+	ready   chan struct{} // closed once a connection is up and its subscriptions are made again
+	gen     int           // counts connections, so a late goroutine of an old one does nothing
 }
 
 // connHooks are the callbacks of a conn.
@@ -139,6 +143,7 @@ func dial(ctx context.Context, o *ConnOptions, h connHooks) (*conn, error) {
 			for f := range c.subs {
 				filters = append(filters, f)
 			}
+			c.failure = ""
 			c.mu.Unlock()
 			o.Logger.Info("federation: connected to the broker", "broker", u.Redacted(), "client_id", o.ClientID)
 			go func() {
@@ -183,7 +188,18 @@ func dial(ctx context.Context, o *ConnOptions, h connHooks) (*conn, error) {
 			return true
 		},
 		OnConnectError: func(err error) {
-			o.Logger.Debug("federation: broker connection attempt failed", "broker", u.Redacted(), "err", err)
+			// The first failure and each new reason are errors; the
+			// retries that fail alike are logged at DEBUG.
+			reason := connectFailure(err)
+			c.mu.Lock()
+			again := reason == c.failure
+			c.failure = reason
+			c.mu.Unlock()
+			level := slog.LevelError
+			if again {
+				level = slog.LevelDebug
+			}
+			o.Logger.Log(ctx, level, "federation: cannot connect to the broker; retrying", "broker", u.Redacted(), "reason", reason)
 		},
 		ClientConfig: paho.ClientConfig{
 			ClientID: o.ClientID,
@@ -202,6 +218,45 @@ func dial(ctx context.Context, o *ConnOptions, h connHooks) (*conn, error) {
 	}
 	c.cm = cm
 	return c, nil
+}
+
+// connectFailure says why a connection attempt failed, in a few words
+// that name neither the broker's address nor a credential.
+func connectFailure(err error) string {
+	var refused *autopaho.ConnackError
+	if errors.As(err, &refused) {
+		what, _, _ := strings.Cut((&packets.Connack{ReasonCode: refused.ReasonCode}).Reason(), " - ")
+		if what == "" {
+			what = "refused"
+		}
+		hint := ""
+		if refused.ReasonCode == packets.ConnackBadUsernameOrPassword || refused.ReasonCode == packets.ConnackNotAuthorized {
+			hint = "; check the user name and password"
+		}
+		return fmt.Sprintf("the broker refused the connection: %s (reason code %d)%s", strings.ToLower(what), refused.ReasonCode, hint)
+	}
+	var sys *os.SyscallError
+	if errors.As(err, &sys) {
+		return "cannot reach the broker: " + sys.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return "cannot reach the broker: " + op.Err.Error()
+	}
+	return err.Error()
+}
+
+// health says why the connection is not up ("" when it is).
+func (c *conn) health() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.up:
+		return ""
+	case c.failure != "":
+		return c.failure
+	}
+	return "connecting to the broker"
 }
 
 // connected returns whether the connection is up and a channel closed
@@ -228,10 +283,19 @@ func (c *conn) await(ctx context.Context) error {
 	}
 }
 
+// brokerSubscribe subscribes to filters at QoS 0, so the broker sends
+// this client nothing that carries a packet identifier. QoS 1 deliveries
+// would gain nothing (sessions are not persistent: what is in flight
+// when a connection drops is lost either way; presence is retained and
+// sent again on every subscription), and the embedded broker (mochi-mqtt)
+// keeps the identifiers of its own unacknowledged deliveries and of the
+// client's requests in one table: a SUBSCRIBE whose identifier matched a
+// retained presence message still in flight was refused with "packet
+// identifier in use", leaving agents out of the catalog after a restart.
 func (c *conn) brokerSubscribe(ctx context.Context, filters ...string) error {
 	opts := make([]paho.SubscribeOptions, len(filters))
 	for i, f := range filters {
-		opts[i] = paho.SubscribeOptions{Topic: f, QoS: 1, NoLocal: true}
+		opts[i] = paho.SubscribeOptions{Topic: f, QoS: 0, NoLocal: true}
 	}
 	ack, err := c.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: opts})
 	if err != nil {

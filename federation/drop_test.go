@@ -3,10 +3,13 @@ package federation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/parsemcp/parsemcp/internal/mqtttest"
 )
 
 // rogue is a raw client publishing whatever a test asks on the broker.
@@ -110,15 +113,82 @@ func TestForeignResponsesAreDropped(t *testing.T) {
 		return b
 	}
 	before := p.Stats().Dropped
-	// The right id on the wrong topic; a foreign id on the right topic;
-	// the right id with foreign correlation data.
+	// The right id on the wrong topic; the right id with foreign
+	// correlation data. (A foreign id on the right topic fails the call:
+	// TestBadAnswersFailAtOnce.)
 	must(t, r.publish(bound(t), &paho.Publish{Topic: p.topics.Response("u", "other", d1), Payload: forged(rq.ID)}))
-	must(t, r.publish(bound(t), &paho.Publish{Topic: req.Properties.ResponseTopic, Payload: forged(newID())}))
 	must(t, r.publish(bound(t), &paho.Publish{Topic: req.Properties.ResponseTopic, Payload: forged(rq.ID), Properties: &paho.PublishProperties{CorrelationData: []byte("someone-else")}}))
-	waitFor(t, p, "three drops", func() bool { return p.Stats().Dropped >= before+3 })
+	waitFor(t, p, "two drops", func() bool { return p.Stats().Dropped >= before+2 })
 	close(release)
 	o := <-done
 	if o.err != nil || !strings.Contains(string(o.raw), "genuine") {
 		t.Fatalf("call = %s, %v; want the genuine answer", o.raw, o.err)
 	}
+}
+
+// badAnswers calls tools of agents answering with garbage, another
+// request's id or 2 MB, with and without correlation data, through the
+// broker at url: each call fails at once (ErrBadAnswer,
+// ErrPayloadTooLarge), none waits for its time limit; an answer to a
+// call that already ended fails nothing.
+func badAnswers(t *testing.T, url string) {
+	conn := ConnOptions{Broker: url, Platform: "p-bad"}
+	p := startPlatform(t, Options{ConnOptions: conn})
+	huge := func(id string) []byte {
+		return mustJSON(t, response{ID: id, Result: json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 2<<20) + `"}]}`)})
+	}
+	cases := []struct {
+		id     string
+		noCorr bool
+		answer func(req *request) []byte
+		want   error
+	}{
+		{"garbage", false, func(*request) []byte { return []byte("{not json") }, ErrBadAnswer},
+		{"garbage_nocorr", true, func(*request) []byte { return []byte("{not json") }, ErrBadAnswer},
+		{"wrongid", false, func(*request) []byte {
+			return mustJSON(t, response{ID: newID(), Result: json.RawMessage(`{"content":[]}`)})
+		}, ErrBadAnswer},
+		{"wrongid_nocorr", true, func(*request) []byte {
+			return mustJSON(t, response{ID: newID(), Result: json.RawMessage(`{"content":[]}`)})
+		}, ErrBadAnswer},
+		{"notaresult", false, func(req *request) []byte {
+			return mustJSON(t, response{ID: req.ID, Result: json.RawMessage(`{"text":"hi"}`)})
+		}, ErrBadAnswer},
+		{"huge", false, func(req *request) []byte { return huge(req.ID) }, ErrPayloadTooLarge},
+		{"huge_nocorr", true, func(req *request) []byte { return huge(req.ID) }, ErrPayloadTooLarge},
+	}
+	r := rogue(t, url, nil)
+	for _, c := range cases {
+		a := startScriptedAgent(t, url, p.topics, Entity{Type: "evil", ID: c.id}, func(req *request) []byte {
+			if req.Method == MethodListTools {
+				return mustJSON(t, response{ID: req.ID, Result: json.RawMessage(`{"tools":[{"name":"ask","inputSchema":{"type":"object"}}]}`)})
+			}
+			return c.answer(req)
+		})
+		a.noCorrelation.Store(c.noCorr)
+		presence(t, r, p.topics, Entity{Type: "evil", ID: c.id}, "online", "r1")
+	}
+	waitFor(t, p, "every agent's tool", func() bool { return len(p.Tools()) == len(cases) })
+	errs := make([]chan error, len(cases))
+	for i, c := range cases {
+		errs[i] = make(chan error, 1)
+		go func() {
+			_, err := p.Call(bound(t), Caller{User: "u", Session: "s"}, "evil-"+c.id+"__ask", nil)
+			errs[i] <- err
+		}()
+	}
+	for i, c := range cases {
+		if err := <-errs[i]; !errors.Is(err, c.want) || errors.Is(err, ErrTimeout) {
+			t.Errorf("%s: %v, want %v", c.id, err, c.want)
+		}
+	}
+}
+
+func TestBadAnswersFailAtOnce(t *testing.T) {
+	b, _ := testBroker(t)
+	badAnswers(t, b.URL())
+}
+
+func TestBadAnswersFailAtOnceMosquitto(t *testing.T) {
+	badAnswers(t, mqtttest.StartMosquitto(t, mqtttest.Config{}).URL())
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
@@ -125,7 +128,9 @@ func startAgent(t *testing.T, conn ConnOptions, e Entity, ts Provider) (stop fun
 // startPlatform connects a platform to the broker.
 func startPlatform(t *testing.T, o Options) *Platform {
 	t.Helper()
-	o.Logger = testLogger(t)
+	if o.Logger == nil {
+		o.Logger = testLogger(t)
+	}
 	p, err := Connect(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -196,4 +201,189 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeClock is a platform clock that moves only when a test advances it.
+type fakeClock struct {
+	mu     sync.Mutex
+	t      time.Time
+	timers []*fakeTimer
+	added  chan time.Duration // each afterFunc's delay
+}
+
+type fakeTimer struct {
+	at   time.Time
+	f    func()
+	done bool // fired or stopped
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), added: make(chan time.Duration, 1000)}
+}
+
+// install makes c o's clock.
+func (c *fakeClock) install(o *Options) { o.now, o.afterFunc = c.now, c.afterFunc }
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) afterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	tm := &fakeTimer{at: c.t.Add(d), f: f}
+	c.timers = append(c.timers, tm)
+	c.mu.Unlock()
+	c.added <- d
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !tm.done
+		tm.done = true
+		return was
+	}
+}
+
+// advance moves the clock by d and runs the timers due, each in its own
+// goroutine (as time.AfterFunc does).
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	var due []func()
+	for _, tm := range c.timers {
+		if !tm.done && !tm.at.After(c.t) {
+			tm.done = true
+			due = append(due, tm.f)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		go f()
+	}
+}
+
+// nextTimer waits for the next afterFunc and returns its delay.
+func (c *fakeClock) nextTimer(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-c.added:
+		return d
+	case <-bound(t).Done():
+		t.Fatal("no timer was set")
+		return 0
+	}
+}
+
+// logRecorder is a slog handler keeping every record.
+type logRecorder struct {
+	mu     sync.Mutex
+	recs   []slog.Record
+	logged chan struct{} // signalled on each record
+}
+
+func newLogRecorder() *logRecorder { return &logRecorder{logged: make(chan struct{}, 1)} }
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
+
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.recs = append(h.recs, r.Clone())
+	h.mu.Unlock()
+	select {
+	case h.logged <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// wait waits until cond holds, re-checking on each record.
+func (h *logRecorder) wait(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	ctx := bound(t)
+	for !cond() {
+		select {
+		case <-h.logged:
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// attr returns attribute key of the first record of level holding substr.
+func (h *logRecorder) attr(level slog.Level, substr, key string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.recs {
+		if r.Level != level || !strings.Contains(r.Message, substr) {
+			continue
+		}
+		v := ""
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == key {
+				v = a.Value.String()
+				return false
+			}
+			return true
+		})
+		return v
+	}
+	return ""
+}
+
+// count returns how many records of level hold substr in their message.
+func (h *logRecorder) count(level slog.Level, substr string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.recs {
+		if r.Level == level && strings.Contains(r.Message, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// scriptedAgent answers requests for e on the broker as answer says (nil:
+// no answer), echoing the correlation data; it counts the requests.
+type scriptedAgent struct {
+	c             *conn
+	requests      atomic.Int64
+	noCorrelation atomic.Bool // answer without correlation data
+}
+
+func startScriptedAgent(t *testing.T, url string, topics Topics, e Entity, answer func(req *request) []byte) *scriptedAgent {
+	t.Helper()
+	a := &scriptedAgent{}
+	ready := make(chan struct{})
+	a.c = rogue(t, url, func(pub *paho.Publish) {
+		var req request
+		if json.Unmarshal(pub.Payload, &req) != nil {
+			return
+		}
+		a.requests.Add(1)
+		body := answer(&req)
+		if body == nil {
+			return
+		}
+		go func() {
+			<-ready
+			var props *paho.PublishProperties
+			if pub.Properties != nil && !a.noCorrelation.Load() {
+				props = &paho.PublishProperties{CorrelationData: pub.Properties.CorrelationData}
+			}
+			_ = a.c.publish(context.Background(), &paho.Publish{Topic: strings.TrimSuffix(pub.Topic, "/req") + "/res", Payload: body, Properties: props})
+		}()
+	})
+	close(ready)
+	must(t, a.c.subscribe(bound(t), topics.AgentRequests(e)))
+	return a
+}
+
+// refuse is an answer refusing every request.
+func refuse(req *request) []byte {
+	b, _ := json.Marshal(response{ID: req.ID, Error: &WireError{Code: "refused", Message: "not today"}})
+	return b
 }

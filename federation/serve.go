@@ -243,7 +243,7 @@ func (a *agentServer) handle(req *request, resTopic string) {
 	}
 	body, err := json.Marshal(res)
 	if err == nil && len(body) > a.o.MaxPayload {
-		res.Result, res.Error = nil, &WireError{Code: "too_large", Message: fmt.Sprintf("the result is %d bytes, over the federation's %d-byte limit", len(body), a.o.MaxPayload)}
+		res.Result, res.Error = nil, &WireError{Code: codeTooLarge, Message: fmt.Sprintf("the result is %d bytes, over the federation's %d-byte limit", len(body), a.o.MaxPayload)}
 		body, err = json.Marshal(res)
 	}
 	if err != nil {

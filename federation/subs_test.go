@@ -3,27 +3,9 @@ package federation
 import (
 	"encoding/json"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // waitUnsub waits until the broker saw client unsubscribe topic.
 func waitUnsub(t *testing.T, h *subHook, client, topic string) {
@@ -40,12 +22,12 @@ func waitUnsub(t *testing.T, h *subHook, client, topic string) {
 
 func TestResponseSubscriptionsReuseExtendExpire(t *testing.T) {
 	b, hook := testBroker(t)
-	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := newFakeClock()
 	conn := ConnOptions{Broker: b.URL(), Platform: "p1"}
 	startAgent(t, conn, d1, echoTools(t))
 	pc := conn
 	pc.ClientID = "platform-subs"
-	p := startPlatform(t, Options{ConnOptions: pc, now: clock.Now})
+	p := startPlatform(t, Options{ConnOptions: pc, now: clock.now})
 	waitFor(t, p, "d1's tools", func() bool { return len(p.Tools()) == 4 })
 	call := func(user, session string) {
 		t.Helper()
@@ -72,11 +54,11 @@ func TestResponseSubscriptionsReuseExtendExpire(t *testing.T) {
 	}
 
 	// Reuse extends the TTL.
-	t0 := clock.Now()
+	t0 := clock.now()
 	if got := p.subs.expiry(s1); !got.Equal(t0.Add(DefaultSubscriptionTTL)) {
 		t.Fatalf("expiry = %v, want %v", got, t0.Add(DefaultSubscriptionTTL))
 	}
-	clock.Advance(23 * time.Hour)
+	clock.advance(23 * time.Hour)
 	call("u1", "s1")
 	if got := p.subs.expiry(s1); !got.Equal(t0.Add(47 * time.Hour)) {
 		t.Fatalf("expiry after reuse = %v, want %v", got, t0.Add(47*time.Hour))
@@ -86,7 +68,7 @@ func TestResponseSubscriptionsReuseExtendExpire(t *testing.T) {
 	}
 
 	// Past s2's TTL: s2 is unsubscribed on the broker, s1 (extended) is kept.
-	clock.Advance(2 * time.Hour)
+	clock.advance(2 * time.Hour)
 	p.subs.expire()
 	waitUnsub(t, hook, "platform-subs", s2)
 	p.subs.drain()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -60,13 +61,9 @@ func (s *Server) syncRemote() {
 			}
 			continue // unchanged: kept, or still refused by the SDK
 		}
-		mt := &mcp.Tool{Name: rt.Name, Title: rt.Tool.Title, Description: rt.Tool.Description, InputSchema: rt.Tool.InputSchema,
-			Annotations: remoteAnnotations(rt.Tool.Annotations),
-			Meta:        mcp.Meta{"category": CategoryRemote, "federation": map[string]any{"agent": rt.Entity.String(), "team": rt.Entity.Team, "tool": rt.Tool.Name}}}
-		if len(rt.Tool.OutputSchema) > 0 {
-			mt.OutputSchema = rt.Tool.OutputSchema
-		}
-		if err := s.addRemote(mt); err != nil {
+		mt := sdkTool(rt.Name, rt.Tool)
+		mt.Meta = mcp.Meta{"category": CategoryRemote, "federation": map[string]any{"agent": rt.Entity.String(), "team": rt.Entity.Team, "tool": rt.Tool.Name}}
+		if err := addTool(s.mcp, mt, s.toolHandler(rt.Name)); err != nil {
 			s.log.Warn("federation: remote tool left out: the MCP SDK refused it", "tool", rt.Name, "agent", rt.Entity.String(), "err", err)
 			continue
 		}
@@ -84,18 +81,35 @@ func (s *Server) syncRemote() {
 	s.remoteTools, s.remoteSigs = next, sigs
 }
 
-// addRemote adds a remote tool to the SDK server. The federation has
-// validated it (federation.Tool's bounds); should the SDK still refuse it
-// (AddTool panics on a schema it cannot take), the tool is left out and
-// the server goes on.
-func (s *Server) addRemote(mt *mcp.Tool) (err error) {
+// sdkTool is the SDK's form of remote tool t, listed as name.
+func sdkTool(name string, t federation.Tool) *mcp.Tool {
+	mt := &mcp.Tool{Name: name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, Annotations: remoteAnnotations(t.Annotations)}
+	if len(t.OutputSchema) > 0 {
+		mt.OutputSchema = t.OutputSchema
+	}
+	return mt
+}
+
+// addTool adds mt to srv, turning the SDK's refusal (AddTool panics on a
+// schema it cannot take) into an error: nothing a remote agent lists can
+// stop the server.
+func addTool(srv *mcp.Server, mt *mcp.Tool, h mcp.ToolHandler) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%v", p)
+			err = fmt.Errorf("the MCP SDK refused it: %v", p)
 		}
 	}()
-	s.mcp.AddTool(mt, s.toolHandler(mt.Name))
+	srv.AddTool(mt, h)
 	return nil
+}
+
+// CheckRemoteTool reports whether the MCP SDK takes remote tool t under
+// name (its AddTool, on a scratch server), for federation.Options.CheckTool:
+// a tool the SDK would refuse is left out by the federation, with the
+// reason among the tools/list warnings, before it reaches any session.
+func CheckRemoteTool(name string, t federation.Tool) error {
+	scratch := mcp.NewServer(&mcp.Implementation{Name: "check", Version: "0"}, &mcp.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	return addTool(scratch, sdkTool(name, t), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 }
 
 func remoteAnnotations(a *federation.Annotations) *mcp.ToolAnnotations {
@@ -170,6 +184,10 @@ func (s *Server) callRemote(ctx context.Context, a *agent.Agent, name string, ar
 		return nil, &tools.Error{Code: tools.CodeTimeout, Message: strings.TrimPrefix(err.Error(), federation.ErrTimeout.Error()+": ") + ": the agent did not answer within the tool's time limit", Internal: err}
 	case errors.Is(err, federation.ErrUnavailable):
 		return nil, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+	case errors.Is(err, federation.ErrPayloadTooLarge):
+		return nil, &tools.Error{Code: tools.CodeTooLarge, Message: err.Error()}
+	case errors.Is(err, federation.ErrBadAnswer):
+		return nil, &tools.Error{Code: tools.CodeRemoteError, Message: err.Error()}
 	case errors.Is(err, federation.ErrUnknownTool):
 		return nil, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q (its agent no longer offers it)", name)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

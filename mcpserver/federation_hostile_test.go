@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,16 +14,6 @@ import (
 	"github.com/parsemcp/parsemcp/internal/mqtttest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 )
-
-// rawProvider serves a fixed tool list as it is, unchecked: what a
-// hostile or careless agent written in any language can announce.
-type rawProvider struct{ tools []federation.Tool }
-
-func (p rawProvider) ListTools(context.Context) ([]federation.Tool, error) { return p.tools, nil }
-
-func (p rawProvider) CallTool(context.Context, federation.ToolCall) (json.RawMessage, error) {
-	return json.Marshal(federation.TextResult("called"))
-}
 
 // TestFederationHostileSchemaThroughMosquitto: an agent on the least
 // privileged broker account of an ACL'd Mosquitto announces a tool whose
@@ -52,6 +43,8 @@ func TestFederationHostileSchemaThroughMosquitto(t *testing.T) {
 			rawProvider{tools: []federation.Tool{
 				{Name: "deep", InputSchema: json.RawMessage(deep)},
 				{Name: "fine", Annotations: &federation.Annotations{ReadOnlyHint: federation.Bool(true)}},
+				// Within our bounds, but the SDK refuses its header annotation.
+				{Name: "header", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"object","x-mcp-header":"X-Thing"}}}`)},
 			}})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
@@ -62,16 +55,28 @@ func TestFederationHostileSchemaThroughMosquitto(t *testing.T) {
 	}
 
 	for restart := range 2 {
-		p, err := federation.Connect(context.Background(), federation.Options{ConnOptions: federation.ConnOptions{Broker: m.URL(), Platform: "p1", Username: "platform", Password: "pw-platform"}})
+		p, err := federation.Connect(context.Background(), federation.Options{ConnOptions: federation.ConnOptions{Broker: m.URL(), Platform: "p1", Username: "platform", Password: "pw-platform"},
+			CheckTool: mcpserver.CheckRemoteTool})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := &fedWorld{p: p}
 		w.waitTools(t, 1)
 		cs := connect(t, fedServer(t, w, mcpserver.Options{}, withToken(agent.Readonly, nil)), "")
-		names := listed(t, cs)
-		if !has(names, "device-evil__fine") || has(names, "device-evil__deep") {
+		lt, err := cs.ListTools(fedBound(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range lt.Tools {
+			names = append(names, tool.Name)
+		}
+		if !has(names, "device-evil__fine") || has(names, "device-evil__deep") || has(names, "device-evil__header") {
 			t.Fatalf("restart %d: tools/list %v", restart, names)
+		}
+		warnings := fmt.Sprint(lt.Meta["federation"])
+		if !strings.Contains(warnings, "tool deep: nested deeper than 32 levels") || !strings.Contains(warnings, "tool header: the MCP SDK refused it") {
+			t.Fatalf("restart %d: the warnings do not say which tools were left out and why: %s", restart, warnings)
 		}
 		res, err := cs.CallTool(fedBound(t), &mcp.CallToolParams{Name: "device-evil__fine", Arguments: map[string]any{}})
 		if err != nil || res.IsError || text(t, res) != "called" {

@@ -84,12 +84,17 @@ func newFedWorld(t *testing.T) *fedWorld {
 }
 
 func (w *fedWorld) serve(t *testing.T, e federation.Entity, p federation.Provider) {
+	w.serveWith(t, w.conn, e, p)
+}
+
+// serveWith serves p as e with the connection options conn.
+func (w *fedWorld) serveWith(t *testing.T, conn federation.ConnOptions, e federation.Entity, p federation.Provider) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{}, 10)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = federation.ServeAgent(ctx, federation.AgentOptions{ConnOptions: w.conn, Entity: e, Ready: func() { ready <- struct{}{} }}, p)
+		_ = federation.ServeAgent(ctx, federation.AgentOptions{ConnOptions: conn, Entity: e, Ready: func() { ready <- struct{}{} }}, p)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	select {

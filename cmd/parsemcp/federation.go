@@ -68,6 +68,7 @@ func (f *fedFlags) start(ctx context.Context, log *slog.Logger, opts *mcpserver.
 		ConnOptions: federation.ConnOptions{Broker: url, ClientID: f.clientID, Username: f.username, Password: os.Getenv("PARSEMCP_FEDERATION_PASSWORD"),
 			Prefix: f.prefix, Platform: f.platform, Logger: log},
 		CallTimeout: f.callTimeout, SubscriptionTTL: f.subTTL, MaxSubscriptions: f.maxSubs,
+		CheckTool: mcpserver.CheckRemoteTool,
 	})
 	if err != nil {
 		return fmt.Errorf("--federation: %w", err)
