@@ -2,9 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -36,20 +34,7 @@ func TestFederationHealthDegraded(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	ts := httpServer(t, srv)
-	health := func() (int, map[string]any) {
-		t.Helper()
-		resp, err := http.Get(ts.URL + "/health")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, m
-	}
-	code, h := health()
+	code, h, _ := getJSON(t, ts.URL+"/health")
 	if fed, _ := h["federation"].(string); code != 200 || h["status"] != "degraded" || !strings.Contains(fed, "unavailable") {
 		t.Fatalf("/health without the broker: %d %v", code, h)
 	}
@@ -61,7 +46,7 @@ func TestFederationHealthDegraded(t *testing.T) {
 	if err := p.Ready(fedBound(t)); err != nil {
 		t.Fatal(err)
 	}
-	if code, h := health(); code != 200 || h["status"] != "ok" || h["federation"] != nil {
+	if code, h, _ := getJSON(t, ts.URL+"/health"); code != 200 || h["status"] != "ok" || h["federation"] != nil {
 		t.Fatalf("/health once connected: %d %v", code, h)
 	}
 }

@@ -142,27 +142,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// health answers a load balancer: 503 only when the store does not
-// answer; 200 "degraded", naming the reason, while the federation broker
-// cannot be reached (the server's own tools still work); else 200 "ok".
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.store.Schemas(r.Context()); err != nil {
-		s.log.ErrorContext(r.Context(), "health: store unavailable", "err", err)
-		w.Header().Set("Retry-After", "5")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable"})
-		return
-	}
-	// Without the broker only remote tools are missing: the server still
-	// serves (200), and says what is degraded.
-	if s.fed != nil {
-		if err := s.fed.Health(); err != nil {
-			writeJSON(w, http.StatusOK, map[string]any{"status": "degraded", "federation": err.Error()})
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
-}
-
 func (s *Server) toolCatalog(w http.ResponseWriter, r *http.Request, oauth *auth.Config) {
 	a, err := s.agents(r.Context(), RequestInfo{Header: r.Header, Request: r})
 	if err != nil || a == nil {

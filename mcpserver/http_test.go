@@ -62,16 +62,8 @@ func TestHTTPHealthAndToolCatalog(t *testing.T) {
 	ts := httpServer(t, newServer(t, fixtureStore(t), agent.Readonly, master))
 	get := func(path string) (int, map[string]any) {
 		t.Helper()
-		resp, err := http.Get(ts.URL + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, m
+		code, m, _ := getJSON(t, ts.URL+path)
+		return code, m
 	}
 	code, h := get("/health")
 	if code != 200 || h["status"] != "ok" {

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"database/sql"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,10 +26,15 @@ func TestPostgresOutageIsUnavailable(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	fixture.Populate(t, st)
-	cs := connect(t, newServer(t, st, agent.Write, master), "")
+	srv := newServer(t, st, agent.Write, master)
+	cs := connect(t, srv, "")
+	ts := httpServer(t, srv)
 	ok(t, cs, "count_objects", map[string]any{"class_name": "Ticket"})
+	wantHealth(t, ts.URL, http.StatusOK, "ok", "", "")
 
 	pg.Stop()
+	// The schema cache still answers; /health asks PostgreSQL itself.
+	wantHealth(t, ts.URL, http.StatusServiceUnavailable, "unavailable", "database", "PostgreSQL does not answer")
 	for _, call := range []struct {
 		tool string
 		args map[string]any
@@ -46,6 +52,7 @@ func TestPostgresOutageIsUnavailable(t *testing.T) {
 
 	pg.Start()
 	ok(t, cs, "count_objects", map[string]any{"class_name": "Ticket"})
+	wantHealth(t, ts.URL, http.StatusOK, "ok", "", "")
 }
 
 // TestSQLiteLockedIsUnavailable: a write that finds the database file

@@ -92,9 +92,12 @@ func TestRedisRateLimitShared(t *testing.T) {
 // of 1–5 s; once Redis is back calls run again.
 func TestRedisRateLimitFailsClosed(t *testing.T) {
 	rd := redistest.Private(t)
-	cs := connect(t, limitedServer(t, fixtureStore(t), must(ratelimit.NewRedis(rd.Client(), randomPrefix(), 100, time.Minute)), master), "")
+	srv := limitedServer(t, fixtureStore(t), must(ratelimit.NewRedis(rd.Client(), randomPrefix(), 100, time.Minute)), master)
+	cs := connect(t, srv, "")
+	ts := httpServer(t, srv)
 	ok(t, cs, "count_objects", countTicket)
 	rd.Stop()
+	wantHealth(t, ts.URL, http.StatusServiceUnavailable, "unavailable", "rate_limiter", "Redis does not answer")
 	for range 3 {
 		e := fails(t, cs, "count_objects", countTicket, "unavailable")
 		d := e["details"].(map[string]any)
@@ -104,6 +107,7 @@ func TestRedisRateLimitFailsClosed(t *testing.T) {
 	}
 	rd.Start()
 	ok(t, cs, "count_objects", countTicket)
+	wantHealth(t, ts.URL, http.StatusOK, "ok", "", "")
 }
 
 // The pre-auth limiter answers 429 with Retry-After before any agent is built.

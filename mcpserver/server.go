@@ -118,6 +118,8 @@ type Server struct {
 	approvals *approvals
 	heartbeat time.Duration
 	live      *live
+	limiter   ratelimit.Limiter // opts.RateLimit, for /health
+	healthLog healthLog
 
 	fed         *federation.Platform
 	remoteTools map[string]*tools.Tool // guarded by mu
@@ -161,7 +163,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
-		calls: newCalls(), fed: opts.Federation,
+		calls: newCalls(), fed: opts.Federation, limiter: opts.RateLimit,
 	}
 	var err error
 	if s.approvals, err = newApprovals(opts); err != nil {

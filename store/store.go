@@ -130,10 +130,21 @@ type JSONFinder interface {
 
 // Pinger is implemented by stores that can tell, with one round trip,
 // whether their backend answers now (the schema cache may answer while it
-// does not). An error is ErrUnavailable.
+// does not). An error is an *Outage.
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// Outage is a backend that does not answer: Backend names it for people
+// ("PostgreSQL", "SQLite", "Parse Server"; never an address or a
+// credential), Err says why (for logs). It is ErrUnavailable.
+type Outage struct {
+	Backend string
+	Err     error
+}
+
+func (o *Outage) Error() string   { return o.Backend + " does not answer: " + o.Err.Error() }
+func (o *Outage) Unwrap() []error { return []error{ErrUnavailable, o.Err} }
 
 // SessionBinder is implemented by stores that forward a caller's own
 // credential to a server enforcing permissions itself (parserest): the

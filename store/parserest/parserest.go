@@ -213,10 +213,7 @@ func (s *Store) Close() error {
 // balancer asks again).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.once(ctx, request{method: http.MethodGet, path: "/health"}, s.base+"/health", nil, nil, 1); err != nil {
-		if errors.Is(err, store.ErrUnavailable) {
-			return err
-		}
-		return fmt.Errorf("%w: Parse Server at %s: %v", store.ErrUnavailable, s.display, err)
+		return &store.Outage{Backend: "Parse Server", Err: err}
 	}
 	return nil
 }

@@ -50,7 +50,15 @@ func TestReadsRetryWithinTheTimeLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	if err := st.Ping(context.Background()); err != nil {
+		t.Fatalf("Ping of a running Parse Server: %v", err)
+	}
 	srv.Stop()
+	// /health's probe: one round trip, an outage naming Parse Server.
+	var outage *store.Outage
+	if err := st.Ping(context.Background()); !errors.As(err, &outage) || outage.Backend != "Parse Server" || !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Ping of a stopped Parse Server: %v", err)
+	}
 	// A short limit: the read gives up as unavailable, not as a timeout.
 	short, cancel := context.WithTimeout(context.Background(), time.Second)
 	_, err = st.Count(short, &query.Query{Class: "Note"})

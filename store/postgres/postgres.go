@@ -421,10 +421,7 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 // Ping is store.Pinger: one round trip to PostgreSQL.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		if ctx.Err() == nil || unavailable(err) {
-			return fmt.Errorf("%w: PostgreSQL: %v", store.ErrUnavailable, err)
-		}
-		return wrapErr(ctx, err)
+		return &store.Outage{Backend: "PostgreSQL", Err: err}
 	}
 	return nil
 }

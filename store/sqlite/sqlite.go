@@ -507,7 +507,7 @@ func WithMaxConns(n int) Option {
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
 	if err := s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
-		return fmt.Errorf("%w: SQLite: %v", store.ErrUnavailable, wrapErr(ctx, err))
+		return &store.Outage{Backend: "SQLite", Err: err}
 	}
 	return nil
 }
