@@ -35,7 +35,9 @@ func (h *recordLog) Handle(_ context.Context, r slog.Record) error {
 func TestClientProtocolMistakesAreNotErrors(t *testing.T) {
 	logs := &recordLog{}
 	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), Logger: slog.New(logs),
-		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) { return agent.New(agent.Readonly, master), nil }})
+		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
+			return agent.New(agent.Readonly, master), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
