@@ -101,9 +101,11 @@ type HTTPOptions struct {
 // Unlike NewHandler, an unauthorized request is not refused with 401 at the
 // HTTP layer: it reaches the SDK, whose agent-needing methods answer a
 // JSON-RPC -32001 error (the behaviour `parsemcp serve` has always had).
+// It panics on options NewHandler refuses (listener caps that
+// CheckListenerShare refuses).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s})
-	if err != nil { // only a nil Server fails, and s is not nil
+	if err != nil { // s is not nil: only the options can be refused
 		panic(err)
 	}
 	return h
