@@ -124,8 +124,11 @@ type session struct {
 // the request checks (method, Origin, required header, Host on loopback,
 // Content-Type, body size, JSON nesting, envelope), the agent (401),
 // the session id (400 malformed or missing, 404 unknown or owned by another
-// principal), the stream caps (503), and then the SDK's Streamable HTTP
-// handler. Requests at protocol 2026-07-28 and later are served statelessly.
+// principal), the caps (the principal's in flight, listening streams and
+// sessions: 429; the server's streams and listeners: 503), and then the
+// SDK's Streamable HTTP handler. Requests at protocol 2026-07-28 and later
+// are served statelessly. Listener caps that CheckListenerShare refuses
+// are an error.
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	if opts.Server == nil {
 		return nil, errors.New("mcpserver: HandlerOptions.Server is required")
