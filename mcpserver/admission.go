@@ -41,6 +41,29 @@ func CheckPoolShare(maxInFlight, poolSize int) error {
 	return nil
 }
 
+// CheckListenerShare is the rule that keeps one principal from taking
+// every listening stream: a principal holds at most perPrincipal of them
+// (GET streams and subscriptions/listen requests), so the server's cap,
+// maxListeners, must hold more than that for another principal's stream
+// to be accepted while the first holds its share. Keep perPrincipal well
+// below it: the default is a tenth (DefaultListenerShare).
+func CheckListenerShare(perPrincipal, maxListeners int) error {
+	if maxListeners <= 0 {
+		maxListeners = DefaultMaxListeners
+	}
+	if perPrincipal <= 0 {
+		perPrincipal = DefaultListenerShare(maxListeners)
+	}
+	if perPrincipal >= maxListeners {
+		return fmt.Errorf("one principal may hold %d listening streams, and the server holds %d: it could take them all, and another principal would never hear a notification; keep the per-principal cap below the server's (lower --max-listeners-per-principal or raise --max-listeners)", perPrincipal, maxListeners)
+	}
+	return nil
+}
+
+// DefaultListenerShare is the default per-principal cap on listening
+// streams: a tenth of the server's (at least 1).
+func DefaultListenerShare(maxListeners int) int { return max(1, maxListeners/10) }
+
 // CodeRateLimited is the JSON-RPC error code of a request refused because
 // its principal has too many requests in flight (HTTP 429).
 const CodeRateLimited = -32029
@@ -89,7 +112,8 @@ type admission struct {
 
 type principalGate struct {
 	*gate
-	users int // requests holding or waiting for a slot
+	users     int // requests holding or waiting for a slot, and open listening streams
+	listeners int // open listening streams
 }
 
 func newAdmission(opts HTTPOptions, clock clockwork.Clock) *admission {
@@ -129,6 +153,7 @@ func (t *ticket) release() {
 	if t.listener {
 		t.listener = false
 		t.a.listeners.release()
+		t.a.unlisten(t.principal)
 	}
 	if t.held > 0 {
 		t.a.leave(t.principal, t.held)
@@ -140,6 +165,10 @@ func (t *ticket) release() {
 func (a *admission) principal(key string) *principalGate {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.principalLocked(key)
+}
+
+func (a *admission) principalLocked(key string) *principalGate {
 	p := a.principals[key]
 	if p == nil {
 		p = &principalGate{gate: newGate(a.opts.MaxInFlight)}
@@ -157,9 +186,38 @@ func (a *admission) leave(key string, n int) {
 	for range n {
 		p.release()
 	}
+	a.forgetLocked(key, p)
+}
+
+// forgetLocked counts one user of principal's gate less, and forgets the
+// gate when it has none.
+func (a *admission) forgetLocked(key string, p *principalGate) {
 	if p.users--; p.users == 0 {
 		delete(a.principals, key)
 	}
+}
+
+// listen counts one more listening stream of principal, unless it holds
+// MaxListenersPerPrincipal already.
+func (a *admission) listen(key string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.principalLocked(key)
+	if p.listeners >= a.opts.MaxListenersPerPrincipal {
+		a.forgetLocked(key, p)
+		return false
+	}
+	p.listeners++
+	return true
+}
+
+// unlisten counts one listening stream of principal less.
+func (a *admission) unlisten(key string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.principals[key]
+	p.listeners--
+	a.forgetLocked(key, p)
 }
 
 // admitCalls admits a POST carrying calls (requests with an id) of
@@ -189,14 +247,20 @@ func (a *admission) admitCalls(w http.ResponseWriter, r *http.Request, id []byte
 }
 
 // admitListener admits a listening stream (a GET, or a
-// subscriptions/listen): it stays open, so there is no point waiting for
-// one to end.
-func (a *admission) admitListener(w http.ResponseWriter, id []byte) *ticket {
+// subscriptions/listen) of principal: one of its MaxListenersPerPrincipal
+// (429 past it), then one of the server's MaxListeners (503 past it). It
+// stays open, so there is no point waiting for one to end.
+func (a *admission) admitListener(w http.ResponseWriter, id []byte, principal string) *ticket {
+	if !a.listen(principal) {
+		refuse(w, http.StatusTooManyRequests, id, CodeRateLimited, "too many listening streams for this principal", "rate_limited")
+		return nil
+	}
 	if !a.listeners.acquire(context.Background(), a.clock, 0) {
+		a.unlisten(principal)
 		refuse(w, http.StatusServiceUnavailable, id, CodeServerBusy, "server busy", "busy")
 		return nil
 	}
-	return &ticket{a: a, listener: true}
+	return &ticket{a: a, principal: principal, listener: true}
 }
 
 // refuse answers a request refused for a cap: the status, Retry-After,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -100,14 +101,22 @@ type handler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Mcp-Session-Id
+	owners   map[string]*owned   // by principal
 }
 
 // session is what the handler keeps of a session: its owner, and its idle
 // timer (running while no request of the session is in flight).
 type session struct {
+	id        string
 	principal string
 	active    int
 	idle      clockwork.Timer
+	// idleSince is when the last request ended (the session is idle while
+	// active is 0).
+	idleSince time.Time
+	// listened: the session has opened a listening stream (its idle
+	// timeout is SessionTimeout rather than StreamlessSessionTimeout).
+	listened bool
 }
 
 // NewHandler returns the MCP endpoint as an http.Handler that can be
@@ -115,8 +124,11 @@ type session struct {
 // the request checks (method, Origin, required header, Host on loopback,
 // Content-Type, body size, JSON nesting, envelope), the agent (401),
 // the session id (400 malformed or missing, 404 unknown or owned by another
-// principal), the stream caps (503), and then the SDK's Streamable HTTP
-// handler. Requests at protocol 2026-07-28 and later are served statelessly.
+// principal), the caps (the principal's in flight, listening streams and
+// sessions: 429; the server's streams and listeners: 503), and then the
+// SDK's Streamable HTTP handler. Requests at protocol 2026-07-28 and later
+// are served statelessly. Listener caps that CheckListenerShare refuses
+// are an error.
 func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	if opts.Server == nil {
 		return nil, errors.New("mcpserver: HandlerOptions.Server is required")
@@ -136,6 +148,19 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	if opts.MaxListeners <= 0 {
 		opts.MaxListeners = DefaultMaxListeners
 	}
+	if opts.MaxListenersPerPrincipal <= 0 {
+		opts.MaxListenersPerPrincipal = DefaultListenerShare(opts.MaxListeners)
+	}
+	if err := CheckListenerShare(opts.MaxListenersPerPrincipal, opts.MaxListeners); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	if opts.MaxSessionsPerPrincipal <= 0 {
+		opts.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if opts.StreamlessSessionTimeout <= 0 {
+		opts.StreamlessSessionTimeout = DefaultStreamlessSessionTimeout
+	}
+	opts.StreamlessSessionTimeout = min(opts.StreamlessSessionTimeout, opts.SessionTimeout)
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = DefaultMaxInFlight
 	}
@@ -148,7 +173,7 @@ func NewHandler(opts HandlerOptions) (http.Handler, error) {
 	s := opts.Server
 	get := func(*http.Request) *mcp.Server { return s.mcp }
 	clock := clockwork.NewRealClock()
-	h := &handler{opts: opts, srv: s, sessions: map[string]*session{}, clock: clock, admission: newAdmission(opts.HTTPOptions, clock)}
+	h := &handler{opts: opts, srv: s, sessions: map[string]*session{}, owners: map[string]*owned{}, clock: clock, admission: newAdmission(opts.HTTPOptions, clock)}
 	// The handler closes idle sessions itself (expire), cancelling what
 	// still runs in them; the SDK's own timer would wait for that work.
 	h.stateful = carryTokenInfo(mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -246,10 +271,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// stream, and counts as one.
 	switch {
 	case r.Method == http.MethodGet, r.Method == http.MethodPost && method == "subscriptions/listen":
-		if res.ticket = h.admission.admitListener(w, requestID(body)); res.ticket == nil {
+		if res.ticket = h.admission.admitListener(w, requestID(body), principal); res.ticket == nil {
 			return
 		}
 		defer res.ticket.release()
+		if r.Method == http.MethodGet {
+			h.listening(sid)
+		}
 	case r.Method == http.MethodPost:
 		if n := countCalls(body); n > 0 {
 			if res.ticket = h.admission.admitCalls(w, r, requestID(body), principal, n); res.ticket == nil {
@@ -262,8 +290,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &responseWriter{ResponseWriter: w, timeout: h.opts.WriteTimeout}
 	var created string
 	if !stateless && sid == "" && r.Method == http.MethodPost {
-		// A new session: bind its id to the principal before the client
-		// can learn it; its idle timer starts when this request ends.
+		// A new session: within the principal's share, bind its id to the
+		// principal before the client can learn it; its idle timer starts
+		// when this request ends.
+		if !h.reserve(principal) {
+			refuse(w, http.StatusTooManyRequests, requestID(body), CodeRateLimited, "too many sessions for this principal", "rate_limited")
+			return
+		}
 		rw.onHeader = func(status int) {
 			if id := w.Header().Get("Mcp-Session-Id"); id != "" && status < 300 {
 				created = id
@@ -273,6 +306,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if created != "" {
 				h.leave(created)
+			} else {
+				h.unreserve(principal)
 			}
 		}()
 	}
@@ -301,11 +336,16 @@ func (h *handler) resolve(r *http.Request) (*agent.Agent, error) {
 }
 
 // bind records a new session's owner (with its creating request in
-// flight), and starts watching for the SDK to close the session (DELETE,
-// idle expiry, shutdown) to forget it.
+// flight; it takes the principal's reservation), and starts watching for
+// the SDK to close the session (DELETE, idle expiry, shutdown) to forget
+// it.
 func (h *handler) bind(id, principal string) {
 	h.mu.Lock()
-	h.sessions[id] = &session{principal: principal, active: 1}
+	s := &session{id: id, principal: principal, active: 1}
+	h.sessions[id] = s
+	o := h.owners[principal]
+	o.pending--
+	o.sessions[id] = s
 	h.mu.Unlock()
 	for ss := range h.srv.mcp.Sessions() {
 		if ss.ID() == id {
@@ -323,13 +363,22 @@ func (h *handler) bind(id, principal string) {
 func (h *handler) forget(id string) {
 	h.mu.Lock()
 	if s := h.sessions[id]; s != nil {
-		if s.idle != nil {
-			s.idle.Stop()
-		}
-		delete(h.sessions, id)
+		h.unbindLocked(s)
 	}
 	h.mu.Unlock()
 	h.srv.live.release(id) // at once, rather than at the next sweep
+}
+
+// unbindLocked forgets session s: its binding, its idle timer, and its
+// place in its principal's share.
+func (h *handler) unbindLocked(s *session) {
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	delete(h.sessions, s.id)
+	o := h.owners[s.principal]
+	delete(o.sessions, s.id)
+	h.dropOwnerLocked(s.principal, o)
 }
 
 // enter counts a request of session id in flight (its idle timer stops),
@@ -358,11 +407,12 @@ func (h *handler) leave(id string) {
 		return
 	}
 	if s.active--; s.active == 0 {
-		s.idle = h.clock.AfterFunc(h.opts.SessionTimeout, func() { h.expire(id, s) })
+		s.idleSince = h.clock.Now()
+		s.idle = h.clock.AfterFunc(h.idleTimeout(s), func() { h.expire(id, s) })
 	}
 }
 
-// expire closes session id, idle for SessionTimeout: what still runs in
+// expire closes session id, idle for its timeout: what still runs in
 // it (calls whose client left) is cancelled, then the SDK closes it.
 func (h *handler) expire(id string, s *session) {
 	h.mu.Lock()
@@ -371,9 +421,15 @@ func (h *handler) expire(id string, s *session) {
 	if !current { // a request came in meanwhile
 		return
 	}
+	h.closeSession(id)
+}
+
+// closeSession cancels what still runs in session id, then has the SDK
+// close it (bind's watcher then forgets it).
+func (h *handler) closeSession(id string) {
 	h.srv.calls.cancelSession(id)
 	if ss := h.srv.session(id); ss != nil {
-		go ss.Close() // returns once its handlers did; bind's watcher forgets it
+		go ss.Close() // returns once its handlers did
 		return
 	}
 	h.forget(id)

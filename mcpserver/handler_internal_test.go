@@ -114,7 +114,8 @@ func TestSessionExpiryCancelsItsCalls(t *testing.T) {
 	}
 }
 
-// fakeClockHandler serves a handler whose idle timers run on a fake clock.
+// fakeClockHandler serves a handler whose idle timers run on a fake clock;
+// every session idles out after sessionTimeout, whether it listened or not.
 func fakeClockHandler(t *testing.T, sessionTimeout time.Duration) (*Server, *handler, *clockwork.FakeClock, *httptest.Server) {
 	t.Helper()
 	srv, err := New(Options{Store: fixture.Store(t, filepath.Join(t.TempDir(), "f.sqlite")), Agents: func(context.Context, RequestInfo) (*agent.Agent, error) {
@@ -124,7 +125,7 @@ func fakeClockHandler(t *testing.T, sessionTimeout time.Duration) (*Server, *han
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	hh, err := NewHandler(HandlerOptions{Server: srv, HTTPOptions: HTTPOptions{SessionTimeout: sessionTimeout}})
+	hh, err := NewHandler(HandlerOptions{Server: srv, HTTPOptions: HTTPOptions{SessionTimeout: sessionTimeout, StreamlessSessionTimeout: sessionTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -231,8 +231,10 @@ func TestHandlerStreamCap(t *testing.T) {
 }
 
 func TestHandlerListenerCap(t *testing.T) {
-	url := mount(t, mcpserver.HandlerOptions{HTTPOptions: mcpserver.HTTPOptions{MaxListeners: 1}})
-	s1, s2 := initSession(t, url, "alice-token"), initSession(t, url, "alice-token")
+	// Alice takes her share (2), bob one stream: the server's 3 are open.
+	url := mount(t, mcpserver.HandlerOptions{HTTPOptions: mcpserver.HTTPOptions{MaxListeners: 3, MaxListenersPerPrincipal: 2}})
+	s1, a2 := initSession(t, url, "alice-token"), initSession(t, url, "alice-token")
+	b1, s2 := initSession(t, url, "bob-token"), initSession(t, url, "bob-token")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -247,13 +249,18 @@ func TestHandlerListenerCap(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Accel-Buffering") != "no" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		t.Fatalf("listening stream: %d %v", resp.StatusCode, resp.Header)
 	}
-	busy := raw(t, http.MethodGet, url, "alice-token", s2, "")
+	for _, l := range []struct{ token, sid string }{{"alice-token", a2}, {"bob-token", b1}} {
+		if s := openGET(t, url, l.token, l.sid); s.status != http.StatusOK {
+			t.Fatalf("listening stream of %s: %d %s", l.token, s.status, s.body)
+		}
+	}
+	busy := raw(t, http.MethodGet, url, "bob-token", s2, "")
 	if busy.status != http.StatusServiceUnavailable || busy.header.Get("Retry-After") != "2" ||
 		busy.body != `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"server busy","data":{"error_code":"busy","retry_after":2}}}` {
 		t.Fatalf("over the listener cap: %d %s", busy.status, busy.body)
 	}
 	// POST streams have their own cap.
-	if r := raw(t, http.MethodPost, url, "alice-token", s2, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
+	if r := raw(t, http.MethodPost, url, "bob-token", s2, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
 		t.Fatalf("POST while listeners are capped: %d %s", r.status, r.body)
 	}
 	cancel()
@@ -263,7 +270,7 @@ func TestHandlerListenerCap(t *testing.T) {
 		ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		req, _ := http.NewRequestWithContext(ctx2, http.MethodGet, url, nil)
 		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Authorization", "Bearer alice-token")
+		req.Header.Set("Authorization", "Bearer bob-token")
 		req.Header.Set("Mcp-Session-Id", s2)
 		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 		resp, err := http.DefaultClient.Do(req)

@@ -34,8 +34,27 @@ type HTTPOptions struct {
 	// write instead of holding the sender for ever. It does not bound how
 	// long a stream stays open.
 	WriteTimeout time.Duration
-	// SessionTimeout closes idle sessions (default 30 minutes).
+	// SessionTimeout closes sessions idle (no request in flight, no
+	// listening stream) for this long (default 30 minutes), once they
+	// have opened a listening stream.
 	SessionTimeout time.Duration
+	// StreamlessSessionTimeout is SessionTimeout for the sessions that
+	// never opened a listening stream (default 5 minutes, and never more
+	// than SessionTimeout): a client that will not hear notifications
+	// gains nothing from its session being kept.
+	StreamlessSessionTimeout time.Duration
+	// MaxSessionsPerPrincipal caps the sessions one principal holds
+	// (default 100). A new session past it closes the principal's
+	// longest-idle session (no request in flight, no listening stream);
+	// when every one of them is busy, it is refused with 429, Retry-After
+	// and a JSON-RPC -32029 error ("rate_limited").
+	MaxSessionsPerPrincipal int
+	// MaxListenersPerPrincipal caps the listening streams (GET streams and
+	// subscriptions/listen requests) one principal holds open (default: a
+	// tenth of MaxListeners); past it: 429 at once. It must stay below
+	// MaxListeners (CheckListenerShare), so that one principal alone
+	// cannot take every listening stream.
+	MaxListenersPerPrincipal int
 	// AllowedOrigins lists the browser origins allowed besides the
 	// server's own host: host names, full origins, or ".example.com" for
 	// a domain and its subdomains. Their requests get CORS headers (and
@@ -82,9 +101,11 @@ type HTTPOptions struct {
 // Unlike NewHandler, an unauthorized request is not refused with 401 at the
 // HTTP layer: it reaches the SDK, whose agent-needing methods answer a
 // JSON-RPC -32001 error (the behaviour `parsemcp serve` has always had).
+// It panics on options NewHandler refuses (listener caps that
+// CheckListenerShare refuses).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s})
-	if err != nil { // only a nil Server fails, and s is not nil
+	if err != nil { // s is not nil: only the options can be refused
 		panic(err)
 	}
 	return h

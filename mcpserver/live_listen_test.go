@@ -365,7 +365,10 @@ func TestLiveOverlappingListens(t *testing.T) {
 func TestLiveListensAreListeners(t *testing.T) {
 	st := fixtureStore(t)
 	srv := newLiveServer(t, st, &mcpserver.LiveOptions{}, noAgents)
-	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 2, MaxListeners: 2}})
+	url := mount(t, mcpserver.HandlerOptions{Server: srv, HTTPOptions: mcpserver.HTTPOptions{MaxStreams: 2, MaxListeners: 3, MaxListenersPerPrincipal: 2}})
+	if s := openListen(t, url, "bob-token", "parse://Ticket/count"); s.status != http.StatusOK {
+		t.Fatalf("bob's listen: %d %s", s.status, s.body)
+	}
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 	post := func(method, params string) *http.Response {
 		t.Helper()
@@ -393,15 +396,16 @@ func TestLiveListensAreListeners(t *testing.T) {
 			t.Fatalf("listen: %q", buf[:n])
 		}
 	}
-	waitSubscriptions(t, srv, 2)
+	waitSubscriptions(t, srv, 3)
 	for range 3 {
 		resp := post("tools/list", "")
 		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("tools/list with two listens open: %d", resp.StatusCode)
+			t.Fatalf("tools/list with three listens open: %d", resp.StatusCode)
 		}
 		io.Copy(io.Discard, resp.Body)
 	}
-	if resp := post("subscriptions/listen", listen); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("a third listen over MaxListeners 2: %d, want 503", resp.StatusCode)
+	// Bob is within his share; the server's cap is reached.
+	if s := openListen(t, url, "bob-token", "parse://Ticket/count"); s.status != http.StatusServiceUnavailable {
+		t.Fatalf("a listen over MaxListeners 3: %d, want 503", s.status)
 	}
 }

@@ -60,6 +60,9 @@ func newServe() *cobra.Command {
 			if err := mcpserver.CheckPoolShare(httpOpts.MaxInFlight, f.poolSize); err != nil {
 				return fmt.Errorf("--max-inflight: %w", err)
 			}
+			if err := mcpserver.CheckListenerShare(httpOpts.MaxListenersPerPrincipal, httpOpts.MaxListeners); err != nil {
+				return fmt.Errorf("--max-listeners-per-principal: %w", err)
+			}
 			if err := mcpserver.CheckBind(addr, ""); err != nil && f.unauthenticated() && f.fed.tokens == "" {
 				return fmt.Errorf("%s: the policy serves requests without a bearer token (default_agent or --agent); listen on loopback only", addr)
 			}
@@ -96,9 +99,12 @@ func newServe() *cobra.Command {
 	cmd.Flags().StringVar(&httpOpts.RequireHeader, "require-header", "", "refuse requests without this header (e.g. X-MCP-Client): a CSRF guard")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
 	cmd.Flags().DurationVar(&httpOpts.SessionTimeout, "session-timeout", mcpserver.DefaultSessionTimeout, "close sessions idle for this long (no request in flight, no listening stream); calls still running in them are cancelled")
+	cmd.Flags().DurationVar(&httpOpts.StreamlessSessionTimeout, "streamless-session-timeout", mcpserver.DefaultStreamlessSessionTimeout, "--session-timeout for sessions that never opened a listening stream (at most --session-timeout)")
+	cmd.Flags().IntVar(&httpOpts.MaxSessionsPerPrincipal, "max-sessions-per-principal", mcpserver.DefaultMaxSessionsPerPrincipal, "sessions one principal may hold; a new one past it closes the principal's longest-idle session (no request in flight, no listening stream), or gets 429 (rate_limited) with Retry-After when none is idle")
 	cmd.Flags().IntVar(&httpOpts.MaxInFlight, "max-inflight", mcpserver.DefaultMaxInFlight, "requests one principal may have in flight; past it a request waits up to --admission-wait, then gets 429 (rate_limited) with Retry-After")
 	cmd.Flags().IntVar(&httpOpts.MaxStreams, "max-streams", mcpserver.DefaultMaxStreams, "requests answered at once, in all; past it a request waits up to --admission-wait, then gets 503 with Retry-After (calls waiting for a person's approval do not count)")
 	cmd.Flags().IntVar(&httpOpts.MaxListeners, "max-listeners", mcpserver.DefaultMaxListeners, "open listening streams (GET, subscriptions/listen); past it 503 with Retry-After")
+	cmd.Flags().IntVar(&httpOpts.MaxListenersPerPrincipal, "max-listeners-per-principal", 0, "open listening streams of one principal; past it 429 (rate_limited) with Retry-After; must stay below --max-listeners (default: a tenth of it)")
 	cmd.Flags().DurationVar(&httpOpts.AdmissionWait, "admission-wait", mcpserver.DefaultAdmissionWait, "how long a request over --max-inflight or --max-streams waits for a slot")
 	cmd.Flags().DurationVar(&httpOpts.ReadTimeout, "read-timeout", mcpserver.DefaultReadTimeout, "time to read a whole request, body included (slow clients are cut off); responses may stream longer")
 	cmd.Flags().DurationVar(&httpOpts.WriteTimeout, "write-timeout", mcpserver.DefaultWriteTimeout, "time for each write to a client: a client that stops reading loses its stream")

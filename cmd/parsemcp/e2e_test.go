@@ -581,6 +581,16 @@ func TestServeRefusesInFlightCapAtPoolSize(t *testing.T) {
 	}
 }
 
+// serve refuses a per-principal cap on listening streams that is not below
+// the server's: one principal could take every stream.
+func TestServeRefusesListenerShareAtServerCap(t *testing.T) {
+	db := fixtureDB(t)
+	_, stderr, code := run(t, nil, "serve", "--store", "sqlite:"+db, "--addr", "127.0.0.1:0", "--max-listeners", "10", "--max-listeners-per-principal", "10")
+	if code != 1 || !strings.Contains(stderr, "--max-listeners-per-principal: one principal may hold 10 listening streams, and the server holds 10") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
 // --audit store writes one _AgentAudit object per call, readable with the
 // master key only.
 func TestAuditToStore(t *testing.T) {
