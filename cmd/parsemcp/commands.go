@@ -34,6 +34,7 @@ func newServe() *cobra.Command {
 	var httpOpts mcpserver.HTTPOptions
 	var serverOpts mcpserver.ServerOptions
 	var apiKey, preAuth string
+	var trusted []string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
@@ -79,6 +80,11 @@ func newServe() *cobra.Command {
 				}
 				h = mcpserver.PreAuthLimit(l, h)
 			}
+			proxies, err := mcpserver.ParseTrustedProxies(trusted)
+			if err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			h = proxies.Handler(h) // first: the client address the rest uses
 			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv)
 		},
 	}
@@ -92,6 +98,7 @@ func newServe() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
 	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
 	cmd.Flags().StringVar(&preAuth, "preauth-limit", "600/m", "HTTP requests per client address, checked before authentication (429 with Retry-After); 0 disables")
+	cmd.Flags().StringSliceVar(&trusted, "trusted-proxies", nil, "load balancers (CIDRs or addresses, comma-separated) whose Forwarded or X-Forwarded-For header names the client: the address --preauth-limit, audit events and logs use; default none (the connection's peer)")
 	cmd.Flags().StringSliceVar(&httpOpts.AllowedOrigins, "allowed-origin", nil, "accept browser requests only from these Origin hosts (\".example.com\" for a domain and its subdomains); requests without Origin pass")
 	cmd.Flags().StringVar(&httpOpts.RequireHeader, "require-header", "", "refuse requests without this header (e.g. X-MCP-Client): a CSRF guard")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")

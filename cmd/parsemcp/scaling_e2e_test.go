@@ -41,6 +41,7 @@ defaults
   timeout tunnel 1h
   retries 2
   option redispatch
+  option forwardfor
 frontend mcp
   bind 127.0.0.1:%d
   default_backend serve
