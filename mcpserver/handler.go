@@ -102,12 +102,16 @@ type handler struct {
 	sessions map[string]*session // by Mcp-Session-Id
 }
 
-// session is what the handler keeps of a session: its owner, and its idle
-// timer (running while no request of the session is in flight).
+// session is what the handler keeps of a session: its owner, its idle
+// timer (running while no request of the session is in flight), and its
+// POSTs holding calls, which its GET stream outlives at shutdown
+// (afterCalls).
 type session struct {
-	principal string
-	active    int
-	idle      clockwork.Timer
+	principal  string
+	active     int
+	idle       clockwork.Timer
+	calling    int
+	afterCalls []func()
 }
 
 // NewHandler returns the MCP endpoint as an http.Handler that can be
@@ -242,6 +246,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.leave(sid)
 	}
 
+	if !stateless && sid != "" && r.Method == http.MethodPost && countCalls(body) > 0 {
+		h.calling(sid, 1)
+		defer h.calling(sid, -1) // once the SDK has sent the answers
+	}
+
 	// Caps. A subscriptions/listen POST stays open like a GET listening
 	// stream, and counts as one.
 	switch {
@@ -250,6 +259,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer res.ticket.release()
+		if r.Method == http.MethodGet { // a listen is held where it runs (trackCalls)
+			ctx, end, ok := h.srv.holdListener(r.Context(), func(close func()) { h.afterCalls(sid, close) })
+			if !ok {
+				rpcError(w, http.StatusServiceUnavailable, CodeShuttingDown, "server shutting down")
+				return
+			}
+			defer end()
+			r, res.conn = r.WithContext(ctx), ctx
+		}
 	case r.Method == http.MethodPost:
 		if n := countCalls(body); n > 0 {
 			if res.ticket = h.admission.admitCalls(w, r, requestID(body), principal, n); res.ticket == nil {
@@ -322,13 +340,18 @@ func (h *handler) bind(id, principal string) {
 
 func (h *handler) forget(id string) {
 	h.mu.Lock()
+	var run []func()
 	if s := h.sessions[id]; s != nil {
 		if s.idle != nil {
 			s.idle.Stop()
 		}
+		run = s.afterCalls
 		delete(h.sessions, id)
 	}
 	h.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
 	h.srv.live.release(id) // at once, rather than at the next sweep
 }
 
@@ -360,6 +383,39 @@ func (h *handler) leave(id string) {
 	if s.active--; s.active == 0 {
 		s.idle = h.clock.AfterFunc(h.opts.SessionTimeout, func() { h.expire(id, s) })
 	}
+}
+
+// calling counts the POSTs holding calls of session id in flight; when
+// the last one has been answered, what waits for that (afterCalls) runs.
+func (h *handler) calling(id string, delta int) {
+	h.mu.Lock()
+	s := h.sessions[id]
+	if s == nil {
+		h.mu.Unlock()
+		return
+	}
+	s.calling += delta
+	var run []func()
+	if s.calling == 0 {
+		run, s.afterCalls = s.afterCalls, nil
+	}
+	h.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
+}
+
+// afterCalls runs f once session id has no POST holding calls in flight:
+// at once, or when the last one has been answered.
+func (h *handler) afterCalls(id string, f func()) {
+	h.mu.Lock()
+	if s := h.sessions[id]; s != nil && s.calling > 0 {
+		s.afterCalls = append(s.afterCalls, f)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	f()
 }
 
 // expire closes session id, idle for SessionTimeout: what still runs in

@@ -35,6 +35,7 @@ func newServe() *cobra.Command {
 	var serverOpts mcpserver.ServerOptions
 	var apiKey, preAuth string
 	var trusted []string
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
@@ -85,7 +86,7 @@ func newServe() *cobra.Command {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			h = proxies.Handler(h) // first: the client address the rest uses
-			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv)
+			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv, grace)
 		},
 	}
 	f.register(cmd)
@@ -109,19 +110,21 @@ func newServe() *cobra.Command {
 	cmd.Flags().DurationVar(&httpOpts.AdmissionWait, "admission-wait", mcpserver.DefaultAdmissionWait, "how long a request over --max-inflight or --max-streams waits for a slot")
 	cmd.Flags().DurationVar(&httpOpts.ReadTimeout, "read-timeout", mcpserver.DefaultReadTimeout, "time to read a whole request, body included (slow clients are cut off); responses may stream longer")
 	cmd.Flags().DurationVar(&httpOpts.WriteTimeout, "write-timeout", mcpserver.DefaultWriteTimeout, "time for each write to a client: a client that stops reading loses its stream")
+	cmd.Flags().DurationVar(&grace, "shutdown-grace", mcpserver.DefaultShutdownGrace, "on SIGTERM, how long calls in flight may finish before they are cancelled (listening streams are closed at once)")
 	cmd.Flags().DurationVar(&serverOpts.IdleTimeout, "idle-timeout", mcpserver.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	cmd.Flags().DurationVar(&serverOpts.HeaderTimeout, "header-timeout", mcpserver.DefaultHeaderTimeout, "time to read a request's headers")
 	return cmd
 }
 
-// listenAndServe serves until ctx ends, then shuts down: the MCP server
-// refuses new requests, lets running calls finish for a grace period and
-// cancels the rest, while the HTTP server stops accepting connections and
-// waits for its requests; what is still open after the grace (listening
-// streams) is closed.
+// listenAndServe serves until ctx ends, then shuts down within grace: the
+// HTTP server stops accepting connections while the MCP server ends every
+// listening stream at once (its clients reconnect, to another instance
+// behind a load balancer), refuses new requests and lets running calls
+// finish; calls still running when grace ends are cancelled, and any
+// connection still open is closed. Both have stopped when it returns.
 func listenAndServe(ctx context.Context, log interface {
 	Info(string, ...any)
-}, addr string, srv *http.Server, mcpSrv *mcpserver.Server) error {
+}, addr string, srv *http.Server, mcpSrv *mcpserver.Server, grace time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -134,13 +137,22 @@ func listenAndServe(ctx context.Context, log interface {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		grace, cancel := context.WithTimeout(context.Background(), mcpserver.DefaultShutdownGrace)
-		defer cancel()
-		go func() { _ = mcpSrv.Shutdown(grace) }()
-		if err := srv.Shutdown(grace); err != nil {
-			return srv.Close()
+		if grace <= 0 {
+			grace = mcpserver.DefaultShutdownGrace
 		}
-		return nil
+		gctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		drained := make(chan struct{})
+		go func() {
+			_ = mcpSrv.Shutdown(gctx) // logs its start and its end
+			close(drained)
+		}()
+		err := srv.Shutdown(gctx)
+		if err != nil {
+			err = srv.Close()
+		}
+		<-drained
+		return err
 	}
 }
 
