@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
 )
@@ -90,7 +92,7 @@ func TestParseTrustedProxiesRefusesGarbage(t *testing.T) {
 // one that exhausts its budget leaves another's intact, and a client
 // cannot reset its budget by sending an address of its own.
 func TestPreAuthLimitPerForwardedClient(t *testing.T) {
-	l, err := ratelimit.NewLocal(2, time.Minute)
+	l, err := ratelimit.NewLocal(2, time.Minute, ratelimit.WithClock(clockwork.NewFakeClock())) // no window ends mid-test
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +137,32 @@ func ExampleTrustedProxies_ClientAddr() {
 	// Output:
 	// 203.0.113.7
 	// 198.51.100.9
+}
+
+// Handler goes in front of everything that needs the client's address:
+// here the pre-auth limit, which then counts each client of the balancer
+// on its own.
+func ExampleTrustedProxies_Handler() {
+	proxies, err := mcpserver.ParseTrustedProxies([]string{"10.0.0.0/24"})
+	if err != nil {
+		panic(err)
+	}
+	limiter, err := ratelimit.NewLocal(1, time.Hour)
+	if err != nil {
+		panic(err)
+	}
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
+	h := proxies.Handler(mcpserver.PreAuthLimit(limiter, app))
+	for _, client := range []string{"203.0.113.7", "203.0.113.7", "198.51.100.9"} {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.RemoteAddr = "10.0.0.2:40000" // the balancer
+		r.Header.Set("X-Forwarded-For", client)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		fmt.Println(client, w.Code)
+	}
+	// Output:
+	// 203.0.113.7 200
+	// 203.0.113.7 429
+	// 198.51.100.9 200
 }
