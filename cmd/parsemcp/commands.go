@@ -50,6 +50,10 @@ func newServe() *cobra.Command {
 			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" && f.fed.tokens == "" {
 				return fmt.Errorf("%s: %w", addr, err)
 			}
+			proxies, err := mcpserver.ParseTrustedProxies(trusted)
+			if err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
 			log, err := f.logger()
 			if err != nil {
 				return err
@@ -80,10 +84,6 @@ func newServe() *cobra.Command {
 					return fmt.Errorf("--preauth-limit: %w", err)
 				}
 				h = mcpserver.PreAuthLimit(l, h)
-			}
-			proxies, err := mcpserver.ParseTrustedProxies(trusted)
-			if err != nil {
-				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			h = proxies.Handler(h) // first: the client address the rest uses
 			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv, grace)
