@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -146,7 +145,7 @@ func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "subscriptions/listen" {
 			lctx, end, ok := s.holdListener(ctx, nil)
 			if !ok {
-				return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "server shutting down"}
+				return nil, errShuttingDown()
 			}
 			defer end()
 			ctx = lctx
@@ -157,7 +156,7 @@ func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			end, ok := s.calls.start(session, cancel)
 			if !ok {
-				return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "server shutting down"}
+				return nil, errShuttingDown()
 			}
 			defer end()
 		}

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // DefaultShutdownGrace is how long Close lets running calls finish before
@@ -12,6 +14,11 @@ const DefaultShutdownGrace = 10 * time.Second
 // CodeShuttingDown is the JSON-RPC error code of a request refused because
 // the server is shutting down.
 const CodeShuttingDown = -32002
+
+// errShuttingDown refuses a request once Shutdown has started.
+func errShuttingDown() error {
+	return &jsonrpc.Error{Code: CodeShuttingDown, Message: "server shutting down"}
+}
 
 // holdListener registers a listening stream: a session's GET stream, or
 // a subscriptions/listen request. The context it returns ends with ctx, or
