@@ -10,8 +10,10 @@
 // It prints, for the whole run and per event:
 //
 //   - requests sent and failed (a failed one is retried on a new session);
+//
 //   - writes acknowledged, and how many of them are in the database at
 //     the end (every acknowledged write must be);
+//
 //   - the notification gap: for each subscriber, the longest time without
 //     a notification that the event falls in or that begins after it,
 //     until the next event (median and worst across subscribers; writes
