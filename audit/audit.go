@@ -22,8 +22,9 @@ type Event struct {
 	AuthType       string    `json:"auth_type"`
 	Permission     string    `json:"permission"`
 	CorrelationID  string    `json:"correlation_id,omitempty"`
-	RequestID      string    `json:"request_id,omitempty"` // the HTTP request (or stdio message) that carried the call
-	TraceID        string    `json:"trace_id,omitempty"`   // the OpenTelemetry trace, when traced
+	RequestID      string    `json:"request_id,omitempty"`  // the HTTP request (or stdio message) that carried the call
+	ClientAddr     string    `json:"client_addr,omitempty"` // the HTTP client's address (behind trusted proxies, the one they name)
+	TraceID        string    `json:"trace_id,omitempty"`    // the OpenTelemetry trace, when traced
 	Success        bool      `json:"success"`
 	ErrorCode      string    `json:"error_code,omitempty"`
 	DenialKind     string    `json:"denial_kind,omitempty"`
@@ -63,9 +64,10 @@ func (s *SlogSink) Record(ctx context.Context, e Event) {
 		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
 		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD),
 	}
-	// The profile, tenant, request and trace ids appear when there are some.
+	// The profile, tenant, request and trace ids and the client's address
+	// appear when there are some.
 	for _, a := range []slog.Attr{slog.String("agent_profile", e.Profile), slog.String("tenant_id", e.TenantID),
-		slog.String("request_id", e.RequestID), slog.String("trace_id", e.TraceID)} {
+		slog.String("request_id", e.RequestID), slog.String("client_addr", e.ClientAddr), slog.String("trace_id", e.TraceID)} {
 		if a.Value.String() != "" {
 			attrs = append(attrs, a)
 		}

@@ -17,7 +17,7 @@ import (
 var sample = audit.Event{
 	Event: "tool_call", Time: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Tool: "query_class",
 	ArgKeys: []string{"class_name", "where"}, AgentID: "agent-1", Profile: "people", TenantID: "acme", AuthType: "user", Permission: "readonly",
-	CorrelationID: "corr-1", RequestID: "req-1", TraceID: "trace-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
+	CorrelationID: "corr-1", RequestID: "req-1", ClientAddr: "203.0.113.7", TraceID: "trace-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
 	DurationMS: 12.5, ResultBytes: 4000,
 }
 
@@ -44,7 +44,7 @@ func TestJSONSink(t *testing.T) {
 	want := map[string]any{
 		"level": "INFO", "msg": "tool_call", "tool": "query_class", "args_keys": []any{"class_name", "where"},
 		"agent_id": "agent-1", "agent_profile": "people", "tenant_id": "acme", "auth_type": "user", "permission": "readonly",
-		"correlation_id": "corr-1", "request_id": "req-1", "trace_id": "trace-1",
+		"correlation_id": "corr-1", "request_id": "req-1", "client_addr": "203.0.113.7", "trace_id": "trace-1",
 		"success": false, "error_code": "permission_denied", "denial_kind": "clp", "duration_ms": 12.5,
 		"result_bytes": float64(4000), "est_input_tokens": float64(1000), "est_cost_usd": 0.0025,
 	}
@@ -84,7 +84,7 @@ func TestStoreSinkWrites(t *testing.T) {
 	}
 	common := map[string]any{
 		"createdAt": "2026-11-25T12:00:00.000Z", "tool": "query_class", "argsKeys": []any{"class_name", "where"},
-		"agentId": "agent-1", "agentProfile": "people", "tenantId": "acme", "requestId": "req-1", "traceId": "trace-1", "authType": "user", "permission": "readonly", "durationMs": 12.5,
+		"agentId": "agent-1", "agentProfile": "people", "tenantId": "acme", "requestId": "req-1", "clientAddr": "203.0.113.7", "traceId": "trace-1", "authType": "user", "permission": "readonly", "durationMs": 12.5,
 		"resultBytes": float64(4000), "estInputTokens": float64(0), "estCostUsd": float64(0), "ACL": map[string]any{},
 	}
 	failed := parse.Object{"success": false, "correlationId": "corr-1", "errorCode": "permission_denied", "denialKind": "clp"}

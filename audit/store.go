@@ -45,7 +45,7 @@ func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*Store
 	sch := parse.NewSchema(AuditClass)
 	for name, t := range map[string]parse.FieldType{
 		"tool": parse.TypeString, "argsKeys": parse.TypeArray, "agentId": parse.TypeString, "authType": parse.TypeString,
-		"permission": parse.TypeString, "correlationId": parse.TypeString, "requestId": parse.TypeString,
+		"permission": parse.TypeString, "correlationId": parse.TypeString, "requestId": parse.TypeString, "clientAddr": parse.TypeString,
 		"traceId": parse.TypeString, "agentProfile": parse.TypeString, "tenantId": parse.TypeString, "success": parse.TypeBoolean,
 		"errorCode": parse.TypeString, "denialKind": parse.TypeString, "durationMs": parse.TypeNumber,
 		"resultBytes": parse.TypeNumber, "estInputTokens": parse.TypeNumber, "estCostUsd": parse.TypeNumber,
@@ -204,7 +204,7 @@ func object(e Event) parse.Object {
 		"ACL": map[string]any{}, // master key only
 	}
 	for k, v := range map[string]string{
-		"correlationId": e.CorrelationID, "requestId": e.RequestID, "traceId": e.TraceID,
+		"correlationId": e.CorrelationID, "requestId": e.RequestID, "clientAddr": e.ClientAddr, "traceId": e.TraceID,
 		"agentProfile": e.Profile, "tenantId": e.TenantID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind,
 	} {
 		if v != "" {

@@ -66,17 +66,15 @@ func CheckBind(addr, apiKey string) error {
 
 // PreAuthLimit limits requests per client address before any agent is
 // built or body parsed, answering 429 with Retry-After. /health is exempt.
+// The address is the one TrustedProxies.Handler recorded in front of it
+// (behind a load balancer, each client its own bucket), else the peer's.
 func PreAuthLimit(l ratelimit.Limiter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/health" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		host, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			host = r.RemoteAddr
-		}
-		ok, retry, _ := l.Allow(r.Context(), "ip:"+host)
+		ok, retry, _ := l.Allow(r.Context(), "ip:"+clientAddrOf(r))
 		if !ok {
 			secs := int(math.Ceil(retry.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))

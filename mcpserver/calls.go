@@ -3,19 +3,9 @@ package mcpserver
 import (
 	"context"
 	"sync"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// DefaultShutdownGrace is how long Close lets running calls finish before
-// it cancels them.
-const DefaultShutdownGrace = 10 * time.Second
-
-// CodeShuttingDown is the JSON-RPC error code of a request refused because
-// the server is shutting down.
-const CodeShuttingDown = -32002
 
 // calls tracks the requests the server is working on: by session, so that
 // ending a session (DELETE, idle expiry) stops its work instead of waiting
@@ -139,8 +129,8 @@ func (c *calls) count() int {
 // server's calls, and ties its context to the HTTP request that carried
 // it: a client that closes that connection will never read the answer,
 // so its work stops. A subscriptions/listen stays open until the client
-// leaves; it is tied to its connection too, but Shutdown does not wait
-// for it.
+// leaves; it is tied to its connection too, and ends as soon as Shutdown
+// starts (holdListener), which does not wait for it.
 func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if !needsAgent(method) {
@@ -152,14 +142,21 @@ func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			stop := context.AfterFunc(res.conn, cancel)
 			defer stop()
 		}
-		if method != "subscriptions/listen" {
+		if method == "subscriptions/listen" {
+			lctx, end, ok := s.holdListener(ctx, nil)
+			if !ok {
+				return nil, errShuttingDown()
+			}
+			defer end()
+			ctx = lctx
+		} else {
 			session := ""
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 				session = ss.ID()
 			}
 			end, ok := s.calls.start(session, cancel)
 			if !ok {
-				return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "server shutting down"}
+				return nil, errShuttingDown()
 			}
 			defer end()
 		}

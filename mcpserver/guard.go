@@ -220,7 +220,7 @@ func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 			e := audit.Event{
 				Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
 				AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
-				CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
+				CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), ClientAddr: reqlog.ClientAddr(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
 				DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 			}
 			if raw, ok := data.(json.RawMessage); ok {

@@ -104,8 +104,10 @@ type handler struct {
 	owners   map[string]*owned   // by principal
 }
 
-// session is what the handler keeps of a session: its owner, and its idle
-// timer (running while no request of the session is in flight).
+// session is what the handler keeps of a session: its owner, its idle
+// timer (running while no request of the session is in flight), and its
+// POSTs holding calls, which its GET stream outlives at shutdown
+// (afterCalls).
 type session struct {
 	id        string
 	principal string
@@ -117,6 +119,10 @@ type session struct {
 	// listened: the session has opened a listening stream (its idle
 	// timeout is SessionTimeout rather than StreamlessSessionTimeout).
 	listened bool
+	// calling counts the POSTs holding calls in flight; afterCalls run
+	// when it drops to 0 (a stream closed at shutdown waits for them).
+	calling    int
+	afterCalls []func()
 }
 
 // NewHandler returns the MCP endpoint as an http.Handler that can be
@@ -267,6 +273,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.leave(sid)
 	}
 
+	if !stateless && sid != "" && r.Method == http.MethodPost && countCalls(body) > 0 {
+		h.calling(sid, 1)
+		defer h.calling(sid, -1) // once the SDK has sent the answers
+	}
+
 	// Caps. A subscriptions/listen POST stays open like a GET listening
 	// stream, and counts as one.
 	switch {
@@ -275,8 +286,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer res.ticket.release()
-		if r.Method == http.MethodGet {
+		if r.Method == http.MethodGet { // a listen is held where it runs (trackCalls)
 			h.listening(sid)
+			ctx, end, ok := h.srv.holdListener(r.Context(), func(close func()) { h.afterCalls(sid, close) })
+			if !ok {
+				rpcError(w, http.StatusServiceUnavailable, CodeShuttingDown, "server shutting down")
+				return
+			}
+			defer end()
+			r, res.conn = r.WithContext(ctx), ctx
 		}
 	case r.Method == http.MethodPost:
 		if n := countCalls(body); n > 0 {
@@ -362,10 +380,15 @@ func (h *handler) bind(id, principal string) {
 
 func (h *handler) forget(id string) {
 	h.mu.Lock()
+	var run []func()
 	if s := h.sessions[id]; s != nil {
+		run = s.afterCalls
 		h.unbindLocked(s)
 	}
 	h.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
 	h.srv.live.release(id) // at once, rather than at the next sweep
 }
 
@@ -410,6 +433,39 @@ func (h *handler) leave(id string) {
 		s.idleSince = h.clock.Now()
 		s.idle = h.clock.AfterFunc(h.idleTimeout(s), func() { h.expire(id, s) })
 	}
+}
+
+// calling counts the POSTs holding calls of session id in flight; when
+// the last one has been answered, what waits for that (afterCalls) runs.
+func (h *handler) calling(id string, delta int) {
+	h.mu.Lock()
+	s := h.sessions[id]
+	if s == nil {
+		h.mu.Unlock()
+		return
+	}
+	s.calling += delta
+	var run []func()
+	if s.calling == 0 {
+		run, s.afterCalls = s.afterCalls, nil
+	}
+	h.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
+}
+
+// afterCalls runs f once session id has no POST holding calls in flight:
+// at once, or when the last one has been answered.
+func (h *handler) afterCalls(id string, f func()) {
+	h.mu.Lock()
+	if s := h.sessions[id]; s != nil && s.calling > 0 {
+		s.afterCalls = append(s.afterCalls, f)
+		h.mu.Unlock()
+		return
+	}
+	h.mu.Unlock()
+	f()
 }
 
 // expire closes session id, idle for its timeout: what still runs in

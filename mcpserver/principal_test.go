@@ -36,7 +36,7 @@ func openGET(t *testing.T, url, token, sid string) stream {
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	return openStream(t, req)
+	return tryStream(t, req)
 }
 
 // openListen opens a 2026-07-28 subscriptions/listen stream for token on
@@ -50,10 +50,10 @@ func openListen(t *testing.T, url, token, uri string) stream {
 		"Authorization": "Bearer " + token, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
 		req.Header.Set(k, v)
 	}
-	return openStream(t, req)
+	return tryStream(t, req)
 }
 
-func openStream(t *testing.T, req *http.Request) stream {
+func tryStream(t *testing.T, req *http.Request) stream {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))

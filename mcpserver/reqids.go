@@ -28,7 +28,8 @@ func withRequestID(next http.Handler) http.Handler {
 }
 
 // requestIDs puts the request id into each MCP request's context: the
-// HTTP request's, or a new one per message over stdio.
+// HTTP request's, or a new one per message over stdio; and the HTTP
+// client's address (TrustedProxies.Handler), for logs and audit.
 func (s *Server) requestIDs(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		id := ""
@@ -37,6 +38,9 @@ func (s *Server) requestIDs(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if !reqlog.ValidRequestID(id) {
 			id = reqlog.NewID()
+		}
+		if res, ok := resolvedFrom(req.GetExtra()); ok && res.conn != nil {
+			ctx = reqlog.WithClientAddr(ctx, reqlog.ClientAddr(res.conn))
 		}
 		return next(reqlog.WithRequestID(ctx, id), method, req)
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -132,6 +133,11 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// draining ends when Shutdown starts: listening streams end with it
+	// (shutdown.go).
+	draining     context.Context
+	stopDraining context.CancelFunc
+	listening    atomic.Int64
 
 	mu          sync.Mutex
 	registered  map[string]bool // tool names added to the SDK server
@@ -165,6 +171,7 @@ func New(opts Options) (*Server, error) {
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
 		calls: newCalls(), fed: opts.Federation, limiter: opts.RateLimit,
 	}
+	s.draining, s.stopDraining = context.WithCancel(context.Background())
 	var err error
 	if s.approvals, err = newApprovals(opts); err != nil {
 		return nil, err
@@ -220,40 +227,6 @@ func New(opts Options) (*Server, error) {
 		s.unsubscribe = append(s.unsubscribe, s.fed.OnChange(s.syncRemote))
 	}
 	return s, nil
-}
-
-// Close is Shutdown with DefaultShutdownGrace.
-func (s *Server) Close() {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultShutdownGrace)
-	defer cancel()
-	_ = s.Shutdown(ctx)
-}
-
-// Shutdown stops the server: new requests are refused (JSON-RPC
-// CodeShuttingDown), running ones may finish until ctx ends, then the
-// rest are cancelled (their database statements stop) and waited for,
-// and finally subscriptions and registries are released. When Shutdown
-// returns no call is running, so the audit sink and the store can be
-// closed. It returns ctx's error when calls had to be cancelled.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		s.closeErr = s.calls.close(ctx)
-		if s.closeErr != nil {
-			s.calls.cancelAll()
-			// Cancelled calls return promptly; the bound only guards
-			// against a handler that ignores its context.
-			wait, cancel := context.WithTimeout(context.Background(), DefaultShutdownGrace)
-			if err := s.calls.close(wait); err != nil {
-				s.log.Error("shutdown: calls still running after cancellation", "calls", s.calls.count())
-			}
-			cancel()
-		}
-		for _, f := range s.unsubscribe {
-			f()
-		}
-		s.live.close()
-	})
-	return s.closeErr
 }
 
 // Metrics returns the server's Prometheus metrics.

@@ -34,6 +34,8 @@ func newServe() *cobra.Command {
 	var httpOpts mcpserver.HTTPOptions
 	var serverOpts mcpserver.ServerOptions
 	var apiKey, preAuth string
+	var trusted []string
+	var grace time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over Streamable HTTP (endpoint /mcp, plus /health and /tools)",
@@ -47,6 +49,10 @@ func newServe() *cobra.Command {
 			}
 			if err := mcpserver.CheckBind(addr, apiKey); err != nil && f.policy == "" && f.fed.tokens == "" {
 				return fmt.Errorf("%s: %w", addr, err)
+			}
+			proxies, err := mcpserver.ParseTrustedProxies(trusted)
+			if err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			log, err := f.logger()
 			if err != nil {
@@ -82,7 +88,8 @@ func newServe() *cobra.Command {
 				}
 				h = mcpserver.PreAuthLimit(l, h)
 			}
-			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv)
+			h = proxies.Handler(h) // first: the client address the rest uses
+			return listenAndServe(cmd.Context(), log, addr, mcpserver.NewHTTPServer(h, serverOpts), srv, grace)
 		},
 	}
 	f.register(cmd)
@@ -95,6 +102,7 @@ func newServe() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
 	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
 	cmd.Flags().StringVar(&preAuth, "preauth-limit", "600/m", "HTTP requests per client address, checked before authentication (429 with Retry-After); 0 disables")
+	cmd.Flags().StringSliceVar(&trusted, "trusted-proxies", nil, "load balancers (CIDRs or addresses, comma-separated) whose Forwarded or X-Forwarded-For header names the client: the address --preauth-limit, audit events and logs use; default none (the connection's peer)")
 	cmd.Flags().StringSliceVar(&httpOpts.AllowedOrigins, "allowed-origin", nil, "accept browser requests only from these Origin hosts (\".example.com\" for a domain and its subdomains); requests without Origin pass")
 	cmd.Flags().StringVar(&httpOpts.RequireHeader, "require-header", "", "refuse requests without this header (e.g. X-MCP-Client): a CSRF guard")
 	cmd.Flags().Int64Var(&httpOpts.MaxBodyBytes, "max-body-bytes", mcpserver.DefaultMaxBodyBytes, "largest accepted request body")
@@ -108,19 +116,21 @@ func newServe() *cobra.Command {
 	cmd.Flags().DurationVar(&httpOpts.AdmissionWait, "admission-wait", mcpserver.DefaultAdmissionWait, "how long a request over --max-inflight or --max-streams waits for a slot")
 	cmd.Flags().DurationVar(&httpOpts.ReadTimeout, "read-timeout", mcpserver.DefaultReadTimeout, "time to read a whole request, body included (slow clients are cut off); responses may stream longer")
 	cmd.Flags().DurationVar(&httpOpts.WriteTimeout, "write-timeout", mcpserver.DefaultWriteTimeout, "time for each write to a client: a client that stops reading loses its stream")
+	cmd.Flags().DurationVar(&grace, "shutdown-grace", mcpserver.DefaultShutdownGrace, "on SIGTERM, how long calls in flight may finish before they are cancelled (listening streams are closed at once)")
 	cmd.Flags().DurationVar(&serverOpts.IdleTimeout, "idle-timeout", mcpserver.DefaultIdleTimeout, "close keep-alive connections idle this long")
 	cmd.Flags().DurationVar(&serverOpts.HeaderTimeout, "header-timeout", mcpserver.DefaultHeaderTimeout, "time to read a request's headers")
 	return cmd
 }
 
-// listenAndServe serves until ctx ends, then shuts down: the MCP server
-// refuses new requests, lets running calls finish for a grace period and
-// cancels the rest, while the HTTP server stops accepting connections and
-// waits for its requests; what is still open after the grace (listening
-// streams) is closed.
+// listenAndServe serves until ctx ends, then shuts down within grace: the
+// HTTP server stops accepting connections while the MCP server ends every
+// listening stream at once (its clients reconnect, to another instance
+// behind a load balancer), refuses new requests and lets running calls
+// finish; calls still running when grace ends are cancelled, and any
+// connection still open is closed. Both have stopped when it returns.
 func listenAndServe(ctx context.Context, log interface {
 	Info(string, ...any)
-}, addr string, srv *http.Server, mcpSrv *mcpserver.Server) error {
+}, addr string, srv *http.Server, mcpSrv *mcpserver.Server, grace time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -133,13 +143,22 @@ func listenAndServe(ctx context.Context, log interface {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		grace, cancel := context.WithTimeout(context.Background(), mcpserver.DefaultShutdownGrace)
-		defer cancel()
-		go func() { _ = mcpSrv.Shutdown(grace) }()
-		if err := srv.Shutdown(grace); err != nil {
-			return srv.Close()
+		if grace <= 0 {
+			grace = mcpserver.DefaultShutdownGrace
 		}
-		return nil
+		gctx, cancel := context.WithTimeout(context.Background(), grace)
+		defer cancel()
+		drained := make(chan struct{})
+		go func() {
+			_ = mcpSrv.Shutdown(gctx) // logs its start and its end
+			close(drained)
+		}()
+		err := srv.Shutdown(gctx)
+		if err != nil {
+			err = srv.Close()
+		}
+		<-drained
+		return err
 	}
 }
 

@@ -41,6 +41,7 @@ defaults
   timeout tunnel 1h
   retries 2
   option redispatch
+  option forwardfor
 frontend mcp
   bind 127.0.0.1:%d
   default_backend serve
@@ -55,6 +56,13 @@ backend serve
 
 func startCluster(t *testing.T, args ...string) *cluster {
 	t.Helper()
+	return startClusterOn(t, "", args...)
+}
+
+// startClusterOn is startCluster on the store URL st ("": a SQLite copy
+// of the fixture).
+func startClusterOn(t *testing.T, st string, args ...string) *cluster {
+	t.Helper()
 	haproxy, err := exec.LookPath("haproxy")
 	if err != nil {
 		if _, serr := os.Stat("/usr/sbin/haproxy"); serr == nil {
@@ -66,8 +74,10 @@ func startCluster(t *testing.T, args ...string) *cluster {
 		}
 	}
 	redistest.Client(t, "") // skips without Redis, except in CI
-	db := fixtureDB(t)
-	common := append([]string{"--store", "sqlite:" + db, "--redis", "redis://" + redistest.Addr() + "/0", "--redis-prefix", redistest.Name("scale-")}, args...)
+	if st == "" {
+		st = "sqlite:" + fixtureDB(t)
+	}
+	common := append([]string{"--store", st, "--redis", "redis://" + redistest.Addr() + "/0", "--redis-prefix", redistest.Name("scale-")}, args...)
 	env := []string{"PARSEMCP_ALLOW_WRITE_TOOLS=true", "PARSEMCP_ALLOW_RAW_CRUD=true"}
 	c := &cluster{a: startServe(t, env, common...), b: startServe(t, env, common...)}
 	port, err := freeport.Get()

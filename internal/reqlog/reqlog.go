@@ -1,8 +1,9 @@
 // Package reqlog carries a request's ids in its context and puts them on
 // every log line written with that context: request_id (one HTTP request
-// or stdio message), correlation_id (one tool call, also in its audit
-// event and in a sanitized internal error) and the OpenTelemetry trace_id
-// and span_id when the request is traced.
+// or stdio message), client_addr (the HTTP client's address, as
+// mcpserver.TrustedProxies decides it), correlation_id (one tool call, also
+// in its audit event and in a sanitized internal error) and the
+// OpenTelemetry trace_id and span_id when the request is traced.
 package reqlog
 
 import (
@@ -18,6 +19,7 @@ import (
 
 type requestKey struct{}
 type correlationKey struct{}
+type clientKey struct{}
 
 // NewID returns a random id of 12 hex digits.
 func NewID() string {
@@ -38,6 +40,21 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 func RequestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestKey{}).(string)
 	return id
+}
+
+// WithClientAddr returns ctx carrying the client's address (empty: ctx
+// itself).
+func WithClientAddr(ctx context.Context, addr string) context.Context {
+	if addr == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, clientKey{}, addr)
+}
+
+// ClientAddr is ctx's client address, or "".
+func ClientAddr(ctx context.Context) string {
+	a, _ := ctx.Value(clientKey{}).(string)
+	return a
 }
 
 // WithCorrelationID returns ctx carrying a tool call's correlation id.
@@ -87,6 +104,9 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if ctx != nil {
 		if id := RequestID(ctx); id != "" {
 			r.AddAttrs(slog.String("request_id", id))
+		}
+		if a := ClientAddr(ctx); a != "" {
+			r.AddAttrs(slog.String("client_addr", a))
 		}
 		if id := CorrelationID(ctx); id != "" && !has(r, "correlation_id") {
 			r.AddAttrs(slog.String("correlation_id", id))

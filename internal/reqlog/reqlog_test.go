@@ -22,6 +22,7 @@ func TestHandlerAddsContextIDs(t *testing.T) {
 	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
 	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
 	ctx = reqlog.WithCorrelationID(reqlog.WithRequestID(ctx, "req-1"), "corr-1")
+	ctx = reqlog.WithClientAddr(ctx, "203.0.113.7")
 	log.With("component", "test").InfoContext(ctx, "hello")
 	log.Info("no context ids")
 	dec := json.NewDecoder(&b)
@@ -32,7 +33,7 @@ func TestHandlerAddsContextIDs(t *testing.T) {
 	if err := dec.Decode(&second); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{"request_id": "req-1", "correlation_id": "corr-1", "trace_id": tid.String(), "span_id": sid.String(), "component": "test"} {
+	for k, v := range map[string]string{"request_id": "req-1", "client_addr": "203.0.113.7", "correlation_id": "corr-1", "trace_id": tid.String(), "span_id": sid.String(), "component": "test"} {
 		if first[k] != v {
 			t.Errorf("%s = %v, want %s", k, first[k], v)
 		}
