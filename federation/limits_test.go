@@ -17,6 +17,12 @@ func nested(levels int) string {
 	return inner
 }
 
+// deepArray returns an object schema nested exactly levels deep (its
+// property x an array of arrays).
+func deepArray(levels int) string {
+	return `{"type":"object","x":` + strings.Repeat("[", levels-1) + strings.Repeat("]", levels-1) + `}`
+}
+
 func manyKeys(n int) string {
 	var b strings.Builder
 	b.WriteString(`{"type":"object","properties":{`)
@@ -44,6 +50,8 @@ func TestToolValidation(t *testing.T) {
 		{"zod draft-07", `{"name":"a","inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"number","minimum":1}},"required":["n"],"additionalProperties":false}}`, ""},
 		{"local $ref", `{"name":"a","inputSchema":{"type":"object","properties":{"x":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string"}}}}`, ""},
 		{"nesting at the limit", `{"name":"a","inputSchema":` + nested(MaxSchemaDepth/2-1) + `}`, ""},
+		{"exactly at the limit", `{"name":"a","inputSchema":` + deepArray(MaxSchemaDepth) + `}`, ""},
+		{"one level past the limit", `{"name":"a","inputSchema":` + deepArray(MaxSchemaDepth+1) + `}`, "nested deeper"},
 		{"3,000 levels (the crash)", `{"name":"a","inputSchema":{"type":"object","x":` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}}`, "nested deeper"},
 		{"nesting past the limit", `{"name":"a","inputSchema":` + nested(MaxSchemaDepth/2+1) + `}`, "nested deeper"},
 		{"keys at the limit", `{"name":"a","inputSchema":` + manyKeys(MaxSchemaKeys) + `}`, ""},
