@@ -7,8 +7,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/parsemcp/parsemcp/federation/broker"
 )
 
 var d1 = Entity{Type: "device", ID: "d1", Team: "acme"}
@@ -131,8 +137,34 @@ func TestExposedNamesCannotShadow(t *testing.T) {
 	}
 }
 
+// refuseClient is a broker hook that refuses connections of one client id
+// while it is set: it holds a dropped agent away until the test lets it
+// reconnect.
+type refuseClient struct {
+	mqtt.HookBase
+	id      string
+	refused atomic.Bool
+}
+
+func (h *refuseClient) ID() string           { return "test-refuse-client" }
+func (h *refuseClient) Provides(b byte) bool { return b == mqtt.OnConnect }
+func (h *refuseClient) OnConnect(cl *mqtt.Client, _ packets.Packet) error {
+	if h.refused.Load() && cl.ID == h.id {
+		return packets.ErrNotAuthorized
+	}
+	return nil
+}
+
 func TestWillMarksAgentOfflineUntilItReconnects(t *testing.T) {
-	b, _ := testBroker(t)
+	// The dropped agent is kept away until the platform saw it offline:
+	// reconnecting at once (autopaho retries within 50 ms) would race its
+	// will, which the broker publishes as the old connection ends.
+	gate := &refuseClient{id: "agent-d1-will"}
+	b, err := broker.Start(broker.Options{Addr: "127.0.0.1:0", Hooks: []mqtt.Hook{gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
 	conn := ConnOptions{Broker: b.URL(), Platform: "p1"}
 	ac := conn
 	ac.ClientID = "agent-d1-will"
@@ -148,6 +180,7 @@ func TestWillMarksAgentOfflineUntilItReconnects(t *testing.T) {
 			}
 		}
 	})()
+	gate.refused.Store(true)
 	if !b.Disconnect("agent-d1-will") {
 		t.Fatal("the agent was not connected")
 	}
@@ -156,6 +189,7 @@ func TestWillMarksAgentOfflineUntilItReconnects(t *testing.T) {
 	case <-bound(t).Done():
 		t.Fatal("the platform never saw the agent offline")
 	}
+	gate.refused.Store(false)
 	// autopaho reconnects the agent, which announces itself again.
 	waitFor(t, p, "d1 back", func() bool { return len(p.Tools()) == 4 && len(p.Warnings()) == 0 })
 }

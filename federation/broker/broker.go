@@ -92,6 +92,14 @@ func (b *Broker) Disconnect(clientID string) bool {
 	if !ok || cl.Closed() {
 		return false
 	}
+	// Closing the socket is what a network failure does: the client's read
+	// fails, so the broker publishes its will. (Stopping the client instead
+	// lets its read loop see it closed and end quietly, without the will,
+	// when it gets there first.)
+	if cl.Net.Conn != nil {
+		_ = cl.Net.Conn.Close()
+		return true
+	}
 	cl.Stop(errors.New("disconnected by the embedded broker"))
 	return true
 }
