@@ -178,7 +178,9 @@ func TestTokenEdges(t *testing.T) {
 				continue // optional in an introspection answer: introspectionOnly
 			}
 			run := c
-			t.Run(form+"/"+name, func(t *testing.T) { runEdge(t, is, form, good, run.set, validatorFor(run.skew, run.audiences...), run.ok, run.check) })
+			t.Run(form+"/"+name, func(t *testing.T) {
+				runEdge(t, is, form, good, run.set, validatorFor(run.skew, run.audiences...), run.ok, run.check)
+			})
 		}
 	}
 	// A JWT whose exp is not a number (signed as raw JSON: the builder
@@ -195,7 +197,9 @@ func TestTokenEdges(t *testing.T) {
 	})
 	for name, c := range introspectionOnly {
 		run := c
-		t.Run("opaque/"+name, func(t *testing.T) { runEdge(t, is, "opaque", good, run.set, validatorFor(run.skew, run.audiences...), run.ok, run.check) })
+		t.Run("opaque/"+name, func(t *testing.T) {
+			runEdge(t, is, "opaque", good, run.set, validatorFor(run.skew, run.audiences...), run.ok, run.check)
+		})
 	}
 }
 
