@@ -22,7 +22,9 @@ func main() {
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
-		fmt.Fprintln(os.Stderr, "parsemcp:", err)
+		// An error may quote an address it could not parse, password
+		// and all (a malformed --redis or --store URL).
+		fmt.Fprintln(os.Stderr, "parsemcp:", redact(err.Error()))
 		os.Exit(1)
 	}
 }
