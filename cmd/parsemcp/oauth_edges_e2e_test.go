@@ -145,9 +145,14 @@ oauth:
   scopes:
     parse:read: readonly
 `
-	s, resource, _ := oauthServeWith(t, as, policy, db, "oauth-introspection-url: "+as.issuer+"/token/introspection\noauth-client-id: parsemcp-rs\n",
+	s, resource, _ := oauthServeWith(t, as, policy, db, "oauth-introspection-url: "+as.issuer+"/token/introspection\noauth-client-id: parsemcp-rs\nverbose: true\n",
 		[]string{"PARSEMCP_OAUTH_CLIENT_SECRET=rs-secret"})
-	tok := func(id, scope string) string { return as.token(t, id, people[id].Secret, scope, resource) }
+	var issued []string
+	tok := func(id, scope string) string {
+		raw := as.token(t, id, people[id].Secret, scope, resource)
+		issued = append(issued, raw)
+		return raw
+	}
 	for _, id := range []string{"alice-mail", "alice-opaque"} {
 		if resp := initializeWith(t, resource, tok(id, "parse:read")); resp.StatusCode != 200 {
 			t.Fatalf("%s: %s\n%s", id, resp.Status, s.stderr)
@@ -164,7 +169,17 @@ oauth:
 			t.Errorf("%s: %s, want 401", name, resp.Status)
 		}
 	}
-	if !strings.Contains(s.stderr.String(), "not one user of the store") {
-		t.Errorf("the log does not say why the twin was refused:\n%s", s.stderr)
+	log := s.stderr.String()
+	if !strings.Contains(log, "not one user of the store") {
+		t.Errorf("the log does not say why the twin was refused:\n%s", log)
+	}
+	// At -v, neither the introspection secret nor any token is logged.
+	if strings.Contains(log, "rs-secret") {
+		t.Errorf("the introspection secret reached the log")
+	}
+	for _, raw := range issued {
+		if strings.Contains(log, raw[len(raw)-16:]) {
+			t.Errorf("a token reached the log")
+		}
 	}
 }
