@@ -73,6 +73,10 @@ func TestConfigMasksEverySecret(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("config: exit %d\n%s", code, stderr)
 	}
+	// The default clock skew on access tokens, as docs/OPERATIONS.md says.
+	if !strings.Contains(stdout, "\noauth-clock-skew: 30s # default\n") {
+		t.Errorf("config: want the default OAuth clock skew of 30s:\n%s", stdout)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		name, _, _ := strings.Cut(line, ":")
 		if _, planted := servePlanted[name]; !planted && notSecret[name] == "" && secretLooking.MatchString(name) {
