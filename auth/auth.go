@@ -63,6 +63,9 @@ type Config struct {
 	ScopesSupported []string
 	// HTTPClient fetches metadata, keys and introspection answers.
 	HTTPClient *http.Client
+	// Now is the clock the token times are checked against (time.Now
+	// when nil; tests set it).
+	Now func() time.Time
 }
 
 // Token is what a valid access token says.
@@ -96,6 +99,9 @@ func NewValidator(ctx context.Context, cfg Config) (*Validator, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	v := &Validator{cfg: cfg, jwks: cfg.JWKSURL}
 	if v.jwks == "" {
@@ -205,7 +211,7 @@ func (v *Validator) validateJWT(ctx context.Context, raw string) (*Token, error)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
-	if err := jwt.Validate(tok, jwt.WithIssuer(v.cfg.Issuer), jwt.WithAcceptableSkew(v.cfg.ClockSkew), jwt.WithRequiredClaim("exp")); err != nil {
+	if err := jwt.Validate(tok, jwt.WithIssuer(v.cfg.Issuer), jwt.WithClock(jwt.ClockFunc(v.cfg.Now)), jwt.WithAcceptableSkew(v.cfg.ClockSkew), jwt.WithRequiredClaim("exp")); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	aud, _ := tok.Audience()
@@ -277,13 +283,50 @@ func (v *Validator) introspect(ctx context.Context, raw string) (*Token, error) 
 	}
 	t := &Token{Claims: claims, Scopes: scopesOf(claims)}
 	t.Subject, _ = claims["sub"].(string)
-	if exp, ok := claims["exp"].(float64); ok {
-		t.Expiry = time.Unix(int64(exp), 0)
-		if time.Now().After(t.Expiry.Add(v.cfg.ClockSkew)) {
-			return nil, fmt.Errorf("%w: expired", ErrInvalidToken)
-		}
+	if err := v.introspectedTimes(claims, &t.Expiry); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// introspectedTimes holds an introspection answer to the time rules of
+// a JWT (exp, nbf, iat, the same skew and clock): an authorization server
+// may still call a token active past its exp (another clock, a cache).
+// The times are optional in RFC 7662; one present but not a number
+// refuses the token.
+func (v *Validator) introspectedTimes(claims map[string]any, expiry *time.Time) error {
+	now, skew := v.cfg.Now(), v.cfg.ClockSkew
+	at := func(k string) (time.Time, bool, error) {
+		raw, ok := claims[k]
+		if !ok {
+			return time.Time{}, false, nil
+		}
+		n, ok := raw.(float64)
+		if !ok {
+			return time.Time{}, false, fmt.Errorf("%w: %s is not a number", ErrInvalidToken, k)
+		}
+		return time.Unix(int64(n), 0), true, nil
+	}
+	exp, ok, err := at("exp")
+	if err != nil {
+		return err
+	}
+	if ok {
+		*expiry = exp
+		if !now.Before(exp.Add(skew)) {
+			return fmt.Errorf("%w: expired", ErrInvalidToken)
+		}
+	}
+	for _, k := range []string{"nbf", "iat"} {
+		t, ok, err := at(k)
+		if err != nil {
+			return err
+		}
+		if ok && now.Before(t.Add(-skew)) {
+			return fmt.Errorf("%w: %s is in the future", ErrInvalidToken, k)
+		}
+	}
+	return nil
 }
 
 func audienceMatches(aud any, want []string) bool {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,9 @@ const resource = "https://mcp.example.test/mcp"
 type issuer struct {
 	srv *httptest.Server
 	key jwk.Key
+	// answers holds introspection answers by token (string -> map[string]any),
+	// consulted before the fixed ones.
+	answers sync.Map
 }
 
 func newIssuer(t *testing.T) *issuer {
@@ -54,6 +58,10 @@ func newIssuer(t *testing.T) *issuer {
 		r.ParseForm()
 		if id, secret, _ := r.BasicAuth(); id != "rs" || secret != "rs-secret" {
 			http.Error(w, "who", http.StatusUnauthorized)
+			return
+		}
+		if a, ok := is.answers.Load(r.Form.Get("token")); ok {
+			json.NewEncoder(w).Encode(a)
 			return
 		}
 		switch r.Form.Get("token") {

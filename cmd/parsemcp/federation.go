@@ -75,7 +75,7 @@ func (f *fedFlags) start(ctx context.Context, log *slog.Logger, opts *mcpserver.
 	}
 	*closers = append([]func(){p.Close}, *closers...)
 	opts.Federation = p
-	log.Info("federation on", "broker", url, "platform", f.platform, "prefix", f.prefix)
+	log.Info("federation on", "broker", redact(url), "platform", f.platform, "prefix", f.prefix)
 	return nil
 }
 

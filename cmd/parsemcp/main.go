@@ -12,6 +12,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 )
 
 func main() {
@@ -22,7 +25,9 @@ func main() {
 		if errors.As(err, &ee) {
 			os.Exit(ee.code)
 		}
-		fmt.Fprintln(os.Stderr, "parsemcp:", err)
+		// An error may quote an address it could not parse, password
+		// and all (a malformed --redis or --store URL).
+		fmt.Fprintln(os.Stderr, "parsemcp:", redact(err.Error()))
 		os.Exit(1)
 	}
 }
@@ -41,7 +46,21 @@ func newRoot() *cobra.Command {
 	}
 	root.AddCommand(configurable(newServe()), configurable(newStdio()), newDemo(), configurable(newCall()), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
 	root.AddCommand(newAsk(), newChat(), newConfig())
+	maskHelpDefaults(root)
 	return root
+}
+
+// maskHelpDefaults hides the secrets of every flag default in every
+// command's --help: many defaults come from the environment
+// (PARSEMCP_API_KEY, PARSEMCP_STORE, …), so help would print them. The
+// rule is `parsemcp config`'s (flagconfig.MaskValue).
+func maskHelpDefaults(cmd *cobra.Command) {
+	mask := func(f *pflag.Flag) { f.DefValue = flagconfig.MaskValue(f, f.DefValue) }
+	cmd.Flags().VisitAll(mask)
+	cmd.PersistentFlags().VisitAll(mask)
+	for _, c := range cmd.Commands() {
+		maskHelpDefaults(c)
+	}
 }
 
 func logger(level slog.Level) *slog.Logger {

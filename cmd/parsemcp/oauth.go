@@ -46,7 +46,7 @@ func (o *oauthFlags) factory(ctx context.Context, log *slog.Logger, pol *policy.
 	if err != nil {
 		return nil, nil, err
 	}
-	log.Info("OAuth access tokens accepted", "issuer", o.cfg.Issuer, "resource", o.cfg.Resource, "metadata", o.cfg.MetadataURL())
+	log.Info("OAuth access tokens accepted", "issuer", redact(o.cfg.Issuer), "resource", redact(o.cfg.Resource), "metadata", redact(o.cfg.MetadataURL()))
 	return func(ctx context.Context, r mcpserver.RequestInfo) (*agent.Agent, error) {
 		a, err := inner(ctx, r)
 		if err == nil || !errors.Is(err, agent.ErrUnauthorized) || r.Header == nil {

@@ -129,6 +129,12 @@ oauth:
 // its origin.
 func oauthServe(t *testing.T, as *authServer, extra string, env []string) (*server, string, string) {
 	t.Helper()
+	return oauthServeWith(t, as, oauthTestPolicy, fixtureDB(t), extra, env)
+}
+
+// oauthServeWith is oauthServe with another policy and database.
+func oauthServeWith(t *testing.T, as *authServer, policy, db, extra string, env []string) (*server, string, string) {
+	t.Helper()
 	port, err := freeport.Get()
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +143,7 @@ func oauthServe(t *testing.T, as *authServer, extra string, env []string) (*serv
 	resource := base + "/mcp"
 	tmp := t.TempDir()
 	pol := filepath.Join(tmp, "policy.yaml")
-	os.WriteFile(pol, []byte(oauthTestPolicy), 0o600)
+	os.WriteFile(pol, []byte(policy), 0o600)
 	cfg := filepath.Join(tmp, "parsemcp.yaml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`store: sqlite:%s
 addr: 127.0.0.1:%d
@@ -146,7 +152,7 @@ oauth-issuer: %s
 oauth-resource: %s
 oauth-scopes: [parse:read]
 log-format: json
-`, fixtureDB(t), port, pol, as.issuer, resource)+extra), 0o600)
+`, db, port, pol, as.issuer, resource)+extra), 0o600)
 	s := startServe(t, env, "--config", cfg)
 	if s.url != resource {
 		t.Fatalf("serving %s, want %s", s.url, resource)

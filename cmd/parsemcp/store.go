@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/internal/telemetry"
 	"github.com/parsemcp/parsemcp/mcpserver"
@@ -300,13 +300,8 @@ func sqlitePath(spec string) (string, error) {
 	return "", fmt.Errorf("store %q: unknown store; use sqlite:PATH, postgres://USER@HOST/DB or parse+https://APP_ID@HOST/parse", redact(spec))
 }
 
-// redact hides a password in a store URL.
-func redact(spec string) string {
-	if u, err := url.Parse(spec); err == nil && u.User != nil {
-		return u.Redacted()
-	}
-	return spec
-}
+// redact hides the secrets of a store address (flagconfig.Redact).
+func redact(spec string) string { return flagconfig.Redact(spec) }
 
 // ensureDemo fills st with the demo data unless it already holds it.
 func ensureDemo(ctx context.Context, log *slog.Logger, st store.Store, rows int) error {

@@ -170,3 +170,27 @@ func TestPrintMasksSecretsAndRoundTrips(t *testing.T) {
 		t.Errorf("round trip: %+v", f2)
 	}
 }
+
+// Redact hides the secret inside an address, and in text that quotes
+// one (an error message about a malformed URL), keeping the rest readable.
+func TestRedact(t *testing.T) {
+	const s = "S3CRET"
+	for in, want := range map[string]string{
+		"postgres://u:" + s + "@db:5432/app":                      "postgres://u:" + flagconfig.Mask + "@db:5432/app",
+		"postgres://u@db/app?sslmode=disable&password=" + s:       "postgres://u@db/app?password=" + flagconfig.Mask + "&sslmode=disable",
+		"redis://:" + s + "@cache:6379/0":                         "redis://:" + flagconfig.Mask + "@cache:6379/0",
+		"mqtt://agent:" + s + "@broker:1883":                      "mqtt://agent:" + flagconfig.Mask + "@broker:1883",
+		"https://as.example/jwks?access_token=" + s:               "https://as.example/jwks?access_token=" + flagconfig.Mask,
+		"host=db user=u password=" + s + " dbname=app":            "host=db user=u password=" + flagconfig.Mask + " dbname=app",
+		"host=db password='a " + s + "' user=u":                   "host=db password=" + flagconfig.Mask + " user=u",
+		`parse "redis://u:` + s + `@h:xx/0": invalid port`:        `parse "redis://u:` + flagconfig.Mask + `@h:xx/0": invalid port`,
+		"broker \"mqtt://u:" + s + "@h:x\" and ?token=" + s + " ": "broker \"mqtt://u:" + flagconfig.Mask + "@h:x\" and ?token=" + flagconfig.Mask + " ",
+		"sqlite:/var/lib/app.db":                                  "sqlite:/var/lib/app.db",
+		"https://as.example/":                                     "https://as.example/",
+		"postgres://u@db/app?sslmode=disable":                     "postgres://u@db/app?sslmode=disable",
+	} {
+		if got := flagconfig.Redact(in); got != want {
+			t.Errorf("Redact(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func Secret(f *pflag.Flag) bool {
 }
 
 // MaskValue hides a value's secrets: all of it for a secret flag, else
-// the password and secret-looking query parameters of a URL in it.
+// what Redact hides.
 func MaskValue(f *pflag.Flag, v string) string {
 	if v == "" {
 		return v
@@ -34,8 +34,33 @@ func MaskValue(f *pflag.Flag, v string) string {
 	if Secret(f) {
 		return Mask
 	}
+	return Redact(v)
+}
+
+// In text that is not one URL (a keyword/value connection string, an
+// error message quoting a malformed URL): the password of a URL's
+// userinfo, secret-looking query parameters, and password=… of
+// PostgreSQL's host=h user=u password=p, quoted or not.
+var (
+	secretUserinfo = regexp.MustCompile(`(?i)([a-z][a-z0-9+.\-]*://[^/?#@:\s]*:)[^@\s]*@`)
+	secretQuery    = regexp.MustCompile(`(?i)([?&][a-z0-9_.\-]*(?:password|passwd|secret|token|key)[a-z0-9_.\-]*=)[^&#\s"'\x60]*`)
+	secretKeyword  = regexp.MustCompile(`(?i)((?:^|\s)password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)`)
+)
+
+// Redact hides the secrets inside a value that is not a secret as a
+// whole: a URL's password and secret-looking query parameters, and the
+// password of a keyword/value connection string; in any other text (an
+// error message) the same secrets wherever they appear. It is the one
+// rule for `parsemcp config` and for every log line and error that shows
+// a store, broker, Redis or authorization-server address.
+func Redact(v string) string {
 	u, err := url.Parse(v)
-	if err != nil || u.Scheme == "" || (u.User == nil && u.RawQuery == "") {
+	if err != nil || u.Scheme == "" || u.Opaque != "" || strings.ContainsAny(v, " \t\n") {
+		v = secretUserinfo.ReplaceAllString(v, "${1}"+Mask+"@")
+		v = secretQuery.ReplaceAllString(v, "${1}"+Mask)
+		return secretKeyword.ReplaceAllString(v, "${1}"+Mask)
+	}
+	if u.User == nil && u.RawQuery == "" {
 		return v
 	}
 	if _, has := u.User.Password(); has {
