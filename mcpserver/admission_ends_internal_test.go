@@ -69,7 +69,7 @@ func newAdmEnv(t *testing.T, opts HTTPOptions) *admEnv {
 	}
 	srv, err := New(Options{Store: fixture.Store(t, filepath.Join(t.TempDir(), "f.sqlite")), Tools: reg, Clock: e.clock,
 		Timeouts: map[string]time.Duration{"hold_test": time.Minute},
-		Agents: func(context.Context, RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
+		Agents:   func(context.Context, RequestInfo) (*agent.Agent, error) { return nil, agent.ErrUnauthorized }})
 	if err != nil {
 		t.Fatal(err)
 	}
