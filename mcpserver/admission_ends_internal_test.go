@@ -87,6 +87,11 @@ func newAdmEnv(t *testing.T, opts HTTPOptions) *admEnv {
 		}
 	}))
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { // first: calls a failed test left holding end
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = srv.Shutdown(ctx)
+	})
 	e.url = ts.URL
 	return e
 }
