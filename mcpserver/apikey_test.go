@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -77,4 +78,83 @@ func TestCheckBind(t *testing.T) {
 			t.Errorf("%s with a key: %v", addr, err)
 		}
 	}
+}
+
+// The edges of the API key: every path but exactly /health needs it
+// (/tools and /metrics too, and paths that only start with /health); it
+// counts only in X-MCP-API-Key or as a bearer token (not another header,
+// an underscore spelling of the header, a query parameter, or another
+// scheme); X-MCP-API-Key, when present, is the one judged; and a refusal
+// never echoes what was sent.
+func TestAPIKeyEdges(t *testing.T) {
+	const key = "s3cret-key"
+	srv := newServer(t, fixtureStore(t), agent.Readonly, master)
+	ts := httptest.NewServer(mcpserver.RequireAPIKey(key, srv.Mux(mcpserver.HTTPOptions{})))
+	defer ts.Close()
+	do := func(method, path string, hdr ...string) (int, http.Header, string) {
+		t.Helper()
+		var body io.Reader
+		if method == http.MethodPost {
+			body = strings.NewReader(initBody)
+		}
+		req, err := http.NewRequest(method, ts.URL+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header[hdr[i]] = []string{hdr[i+1]} // as spelled
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header, string(b)
+	}
+	refused := func(what string, status int, h http.Header, body string) {
+		t.Helper()
+		if status != http.StatusUnauthorized || !strings.Contains(body, `"code":-32001`) || h.Get("WWW-Authenticate") == "" {
+			t.Errorf("%s: %d %s, want 401 with a challenge", what, status, body)
+		}
+		if strings.Contains(body, "s3cret") || strings.Contains(body, "wrong-value") {
+			t.Errorf("%s: the refusal echoes the key: %s", what, body)
+		}
+	}
+	// Only /health is open.
+	if s, _, b := do(http.MethodGet, "/health"); s != http.StatusOK {
+		t.Fatalf("/health without a key: %d %s", s, b)
+	}
+	for _, p := range []string{"/tools", "/metrics", "/healthz", "/health/", "/health/../tools", "/mcp?path=/health"} {
+		s, h, b := do(http.MethodGet, p)
+		refused("GET "+p+" without a key", s, h, b)
+	}
+	s, h, b := do(http.MethodPost, "/mcp")
+	refused("POST /mcp without a key", s, h, b)
+	// With the key, /tools and /mcp answer.
+	if s, _, b := do(http.MethodGet, "/tools", "X-Mcp-Api-Key", key); s != http.StatusOK || !strings.Contains(b, `"query_class"`) {
+		t.Fatalf("/tools with the key: %d %s", s, b)
+	}
+	if s, _, b := do(http.MethodPost, "/mcp", "Authorization", "Bearer "+key); s != http.StatusOK {
+		t.Fatalf("/mcp with the key as a bearer token: %d %s", s, b)
+	}
+	// The key anywhere else counts for nothing.
+	for _, hv := range [][2]string{
+		{"X_MCP_API_Key", key}, {"X_Mcp_Api_Key", key}, {"X-Api-Key", key}, {"Api-Key", key}, {"X-Parse-Rest-Api-Key", key},
+		{"X-Mcp-Api-Key", "Bearer " + key}, {"Authorization", key}, {"Authorization", "Token " + key}, {"Authorization", "Basic " + key},
+		{"Authorization", "Bearer"}, {"Authorization", "Bearer "}, {"Authorization_", "Bearer " + key}, {"Cookie", "X-MCP-API-Key=" + key},
+	} {
+		s, h, b := do(http.MethodPost, "/mcp", hv[0], hv[1])
+		refused(hv[0]+": "+hv[1], s, h, b)
+		s, h, b = do(http.MethodGet, "/tools", hv[0], hv[1])
+		refused("/tools with "+hv[0]+": "+hv[1], s, h, b)
+	}
+	s, h, b = do(http.MethodPost, "/mcp?X-MCP-API-Key="+key+"&api_key="+key)
+	refused("the key in the query", s, h, b)
+	// X-MCP-API-Key, present, is judged: a wrong one is not rescued by a
+	// right bearer token.
+	s, h, b = do(http.MethodPost, "/mcp", "X-Mcp-Api-Key", "wrong-value", "Authorization", "Bearer "+key)
+	refused("a wrong X-MCP-API-Key beside a right bearer token", s, h, b)
 }

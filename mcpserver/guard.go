@@ -208,42 +208,56 @@ func errorResult(e *tools.Error) *mcp.CallToolResult {
 func newCorrelationID() string { return reqlog.NewID() }
 
 // auditGuard records one sanitized event per call: argument names, never
-// values; the result's size, never its rows.
+// values; the result's size, never its rows. It records a call that
+// panicked too (as internal), before recoverGuard, outside it, answers.
 func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 	return func(next ToolFunc) ToolFunc {
 		if sink == nil {
 			return next
 		}
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+		return func(ctx context.Context, inv *Invocation) (data any, err error) {
 			start := time.Now()
-			data, err := next(ctx, inv)
-			e := audit.Event{
-				Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
-				AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
-				CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), ClientAddr: reqlog.ClientAddr(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
-				DurationMS: float64(time.Since(start).Microseconds()) / 1000,
-			}
-			if raw, ok := data.(json.RawMessage); ok {
-				e.ResultBytes = len(raw)
-			}
-			if err != nil {
-				te := tools.AsError(err)
-				e.ErrorCode = te.Code
-				if k, ok := te.Details["kind"].(string); ok {
-					e.DenialKind = k
+			panicked := true
+			defer func() {
+				if panicked {
+					err = &tools.Error{Code: tools.CodeInternal, Message: "internal error"}
 				}
-				// Why a class was "not found" stays out of the answer but
-				// belongs in the audit trail.
-				var ce *agent.ClassError
-				if errors.As(err, &ce) && ce.Kind != "" && ce.Kind != "unknown" {
-					e.DenialKind = ce.Kind
-				}
-			}
-			e.Estimate(usdPerMTok)
-			sink.Record(ctx, e)
+				recordCall(ctx, sink, usdPerMTok, inv, start, data, err)
+			}()
+			data, err = next(ctx, inv)
+			panicked = false
 			return data, err
 		}
 	}
+}
+
+// recordCall records the audit event of one call that ended with data
+// and err.
+func recordCall(ctx context.Context, sink audit.Sink, usdPerMTok float64, inv *Invocation, start time.Time, data any, err error) {
+	e := audit.Event{
+		Event: "tool_call", Time: start.UTC(), Tool: inv.Tool.Name, ArgKeys: argKeys(inv.Args),
+		AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
+		CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), ClientAddr: reqlog.ClientAddr(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+	}
+	if raw, ok := data.(json.RawMessage); ok {
+		e.ResultBytes = len(raw)
+	}
+	if err != nil {
+		te := tools.AsError(err)
+		e.ErrorCode = te.Code
+		if k, ok := te.Details["kind"].(string); ok {
+			e.DenialKind = k
+		}
+		// Why a class was "not found" stays out of the answer but
+		// belongs in the audit trail.
+		var ce *agent.ClassError
+		if errors.As(err, &ce) && ce.Kind != "" && ce.Kind != "unknown" {
+			e.DenialKind = ce.Kind
+		}
+	}
+	e.Estimate(usdPerMTok)
+	sink.Record(ctx, e)
 }
 
 // argKeys lists the top-level argument names, sorted.

@@ -23,6 +23,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
 	"github.com/parsemcp/parsemcp/federation"
+	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/prompts"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/resources"
@@ -120,6 +121,8 @@ type Server struct {
 	heartbeat time.Duration
 	live      *live
 	limiter   ratelimit.Limiter // opts.RateLimit, for /health
+	audit     audit.Sink        // opts.Audit, for calls of unknown tools
+	auditCost float64
 	healthLog healthLog
 
 	fed         *federation.Platform
@@ -169,7 +172,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		store: opts.Store, agents: opts.Agents, tools: opts.Tools, prompts: opts.Prompts, log: opts.Logger,
 		registered: map[string]bool{}, regPrompts: map[string]bool{}, config: opts.ToolConfig,
-		calls: newCalls(), fed: opts.Federation, limiter: opts.RateLimit,
+		calls: newCalls(), fed: opts.Federation, limiter: opts.RateLimit, audit: opts.Audit, auditCost: opts.CostPerMillionTokens,
 	}
 	s.draining, s.stopDraining = context.WithCancel(context.Background())
 	var err error
@@ -211,7 +214,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.filterLists)
+	s.mcp.AddReceivingMiddleware(sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.auditUnknownTools, s.filterLists)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -338,6 +341,28 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
 		}
 		return next(context.WithValue(ctx, agentKey{}, a), method, req)
+	}
+}
+
+// auditUnknownTools records the call of a tool that does not exist (the
+// SDK refuses it before any tool handler, so the guard chain, and its
+// audit guard, never see it): probing for tools leaves a trail like every
+// other refusal.
+func (s *Server) auditUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+		if method != "tools/call" || s.audit == nil || !ok || p == nil {
+			return next(ctx, method, req)
+		}
+		if _, _, known := s.lookupTool(p.Name); known {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		inv := &Invocation{Tool: &tools.Tool{Name: p.Name}, Agent: agentFrom(ctx), Args: p.Arguments}
+		recordCall(reqlog.WithCorrelationID(ctx, newCorrelationID()), s.audit, s.auditCost, inv, start, nil,
+			&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", p.Name)})
+		return res, err
 	}
 }
 

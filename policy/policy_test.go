@@ -478,6 +478,9 @@ agents:
 		{"wrong token", hdr("Authorization", "Bearer ops-token2"), "", "unauthorized: unknown bearer token"},
 		{"empty token", hdr("Authorization", "Bearer "), "", "unauthorized: the Authorization header is not a bearer token"},
 		{"basic auth", hdr("Authorization", "Basic b3BzOnRva2Vu"), "", "unauthorized: the Authorization header is not a bearer token"},
+		{"a real key under another scheme", hdr("Authorization", "Token bot-token"), "", "unauthorized: the Authorization header is not a bearer token"},
+		{"a real key without a scheme", hdr("Authorization", "bot-token"), "", "unauthorized: the Authorization header is not a bearer token"},
+		{"a real key in another header", hdr("X-MCP-API-Key", "bot-token"), "guest", ""},
 		{"huge token", hdr("Authorization", "Bearer "+strings.Repeat("x", 5000)), "", "unauthorized: unknown bearer token"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
