@@ -379,4 +379,18 @@ func TestPagesPastMaxLimit(t *testing.T) {
 	if _, err := capped.Aggregate(ctx, "Thing", pipelineFor(t, capped, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*")); !errors.Is(err, store.ErrUnsupported) {
 		t.Errorf("7 rows over a cap of 6: %v", err)
 	}
+	// The cap counts the rows of every class a pipeline reads, together:
+	// with a cap of 7, Thing's 7 rows pass alone, but not with Box's one.
+	seven, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seven.Close()
+	if _, err := seven.Aggregate(ctx, "Thing", pipelineFor(t, seven, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*")); err != nil {
+		t.Errorf("7 rows under a cap of 7: %v", err)
+	}
+	both := `[{"$project": {"k": 1}}, {"$unionWith": {"coll": "Box", "pipeline": [{"$project": {"k": 1}}]}}]`
+	if rows, err := seven.Aggregate(ctx, "Thing", pipelineFor(t, seven, "Thing", both), query.ACLEntries("*")); !errors.Is(err, store.ErrUnsupported) {
+		t.Errorf("7 + 1 rows of two classes over a cap of 7: %d rows, %v", len(rows), err)
+	}
 }
