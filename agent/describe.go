@@ -20,6 +20,9 @@ type ToolInfo struct {
 	// Op is the class-level operation the tool performs on its class_name
 	// argument ("" when it takes none).
 	Op parse.Op
+	// ReadOnly marks a tool that changes nothing (what a read-only
+	// personal access token may call).
+	ReadOnly bool
 }
 
 // Verdict is WouldPermit's answer. Reason uses the audit vocabulary:
@@ -62,6 +65,12 @@ func (s *Scope) WouldPermit(ctx context.Context, t ToolInfo, gates Gates, class,
 			v.Message = "" // the filter's contents are the operator's
 		}
 		return v
+	}
+	// The token's scope, as the call's token guard applies it (a remote
+	// tool reached here was found in the token's own catalog, its team
+	// already judged).
+	if err := a.Token.Admits(t.Name, ToolTraits{ReadOnly: t.ReadOnly}); errors.As(err, &refusal) {
+		return Verdict{Reason: refusal.Kind, DeniedAt: "token_scope", Message: refusal.Msg}
 	}
 	if class == "" {
 		return Verdict{Allowed: true}

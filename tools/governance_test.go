@@ -56,18 +56,18 @@ func TestWouldPermitTier(t *testing.T) {
 func TestToolInfo(t *testing.T) {
 	reg := tools.NewRegistry()
 	for name, want := range map[string]agent.ToolInfo{
-		"query_class":    {Name: "query_class", Permission: agent.Readonly, Op: parse.OpFind},
-		"count_objects":  {Name: "count_objects", Permission: agent.Readonly, Op: parse.OpCount},
-		"get_objects":    {Name: "get_objects", Permission: agent.Readonly, Op: parse.OpGet},
-		"aggregate":      {Name: "aggregate", Permission: agent.Readonly, Op: parse.OpFind},
+		"query_class":    {Name: "query_class", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpFind},
+		"count_objects":  {Name: "count_objects", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpCount},
+		"get_objects":    {Name: "get_objects", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpGet},
+		"aggregate":      {Name: "aggregate", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpFind},
 		"create_object":  {Name: "create_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpCreate},
 		"update_object":  {Name: "update_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpUpdate},
 		"delete_object":  {Name: "delete_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpDelete},
 		"create_class":   {Name: "create_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"delete_class":   {Name: "delete_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"call_method":    {Name: "call_method", Permission: agent.Readonly},
-		"describe_agent": {Name: "describe_agent", Permission: agent.Admin},
-		"would_permit":   {Name: "would_permit", Permission: agent.Admin},
+		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true},
+		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true},
 	} {
 		tool, ok := reg.Get(name)
 		if !ok {

@@ -151,7 +151,7 @@ type Tool struct {
 
 // Info is what the governance layer needs to know of the tool.
 func (t *Tool) Info() agent.ToolInfo {
-	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op}
+	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
