@@ -200,10 +200,10 @@ var forbiddenOps = map[string]bool{"$where": true, "$function": true, "$accumula
 
 // internalField reports whether name (or its head, for a dotted path) is a
 // storage column or credential that no filter, allowlist or template may
-// name.
+// name: parse.IsInternalField, the one rule.
 func internalField(name string) bool {
 	head, _, _ := strings.Cut(name, ".")
-	return strings.HasPrefix(head, "_") || head == "sessionToken" || head == "authData" || head == "password"
+	return parse.IsInternalField(head)
 }
 
 type builder struct {
