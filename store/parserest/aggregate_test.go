@@ -389,7 +389,7 @@ func TestPagesPastMaxLimit(t *testing.T) {
 	if _, err := seven.Aggregate(ctx, "Thing", pipelineFor(t, seven, "Thing", `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`), query.ACLEntries("*")); err != nil {
 		t.Errorf("7 rows under a cap of 7: %v", err)
 	}
-	both := `[{"$project": {"k": 1}}, {"$unionWith": {"coll": "Box", "pipeline": [{"$project": {"k": 1}}]}}]`
+	both := `[{"$project": {"k": 1}}, {"$unionWith": {"coll": "Box"}}]`
 	if rows, err := seven.Aggregate(ctx, "Thing", pipelineFor(t, seven, "Thing", both), query.ACLEntries("*")); !errors.Is(err, store.ErrUnsupported) {
 		t.Errorf("7 + 1 rows of two classes over a cap of 7: %d rows, %v", len(rows), err)
 	}
