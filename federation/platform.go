@@ -73,6 +73,9 @@ type Platform struct {
 	gate   *presenceGate
 	cancel context.CancelFunc
 	ctx    context.Context
+	// listening is closed once the presence subscription was first made
+	// (Ready waits for it: an announcement made before would be missed).
+	listening chan struct{}
 
 	mu       sync.Mutex
 	agents   map[string]*agentState // by "type/id"
@@ -132,7 +135,7 @@ func Connect(ctx context.Context, o Options) (*Platform, error) {
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &Platform{o: o, topics: o.topics(), agents: map[string]*agentState{}, byName: map[string]*RemoteTool{},
-		watchers: map[int]func(){}, pending: map[string]*pendingCall{}, cancel: cancel, ctx: ctx}
+		watchers: map[int]func(){}, pending: map[string]*pendingCall{}, cancel: cancel, ctx: ctx, listening: make(chan struct{})}
 	p.gate = newPresenceGate(o.now, o.afterFunc)
 	p.finished, _ = simplelru.NewLRU[string, struct{}](4096, nil)
 	p.ann, _ = lru.New[string, *Annotations](o.AnnotationCacheSize)
@@ -156,6 +159,7 @@ func Connect(ctx context.Context, o Options) (*Platform, error) {
 		// carries announcements, never responses.
 		for ctx.Err() == nil {
 			if err := c.subscribe(ctx, p.topics.PresenceFilter()); err == nil {
+				close(p.listening)
 				break
 			} else if !errors.Is(err, context.Canceled) {
 				p.o.Logger.Warn("federation: subscribing to agent presence failed; retrying", "err", err)
@@ -206,8 +210,20 @@ func (p *Platform) Health() error {
 	return nil
 }
 
-// Ready waits until the broker connection is up.
-func (p *Platform) Ready(ctx context.Context) error { return p.conn.await(ctx) }
+// Ready waits until the broker connection is up and the platform listens
+// to the agents' presence (an announcement made before it would be
+// missed, unless retained).
+func (p *Platform) Ready(ctx context.Context) error {
+	if err := p.conn.await(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-p.listening:
+		return p.conn.await(ctx) // still up
+	case <-ctx.Done():
+		return fmt.Errorf("%w: not subscribed to the agents' presence: %v", ErrUnavailable, ctx.Err())
+	}
+}
 
 // OnChange calls f (in its own goroutine's turn, never under the
 // platform's lock) whenever the remote catalog or the agents' status
