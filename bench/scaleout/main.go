@@ -36,11 +36,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +54,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/bench"
 	"github.com/parsemcp/parsemcp/internal/freeport"
+	"github.com/parsemcp/parsemcp/internal/haproxy"
 )
 
 const uri = "parse://Ticket/count"
@@ -141,12 +140,9 @@ func (r *recorder) fail() {
 }
 
 func run(c config) error {
-	haproxy, err := exec.LookPath("haproxy")
+	haproxyBin, err := haproxy.Find()
 	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/haproxy"); serr != nil {
-			return errors.New("haproxy is not installed (apt-get install haproxy)")
-		}
-		haproxy = "/usr/sbin/haproxy"
+		return err
 	}
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "scaleout")
@@ -190,26 +186,12 @@ func run(c config) error {
 		}
 		defer func() { _ = in.cmd.Process.Kill() }()
 	}
-	cfg := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, haproxyConfig, ports[2], a.addr, b.addr), 0o600); err != nil {
-		return err
-	}
-	hp := exec.Command(haproxy, "-db", "-f", cfg)
-	if err := hp.Start(); err != nil {
+	hp, err := haproxy.Start(haproxyBin, dir, ports[2], a.addr, b.addr)
+	if err != nil {
 		return err
 	}
 	defer func() { _ = hp.Process.Kill(); _ = hp.Wait() }()
 	lb := fmt.Sprintf("http://127.0.0.1:%d/mcp", ports[2])
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if conn, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", ports[2])); err == nil {
-			conn.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			return errors.New("haproxy did not listen")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 
 	rec := &recorder{notified: make([][]time.Time, c.subscribers), ended: make([][]time.Time, c.subscribers)}
 	loadCtx, stop := context.WithCancel(ctx)
@@ -415,26 +397,3 @@ func subscriber(ctx context.Context, lb string, n int, rec *recorder) {
 		cs.Close()
 	}
 }
-
-const haproxyConfig = `global
-  maxconn 4000
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 120s
-  timeout server 120s
-  timeout tunnel 1h
-  retries 2
-  option redispatch
-  option forwardfor
-frontend mcp
-  bind 127.0.0.1:%d
-  default_backend serve
-backend serve
-  balance roundrobin
-  stick-table type string len 128 size 100k expire 30m
-  stick on req.hdr(mcp-session-id)
-  stick store-response res.hdr(mcp-session-id)
-  server a %s check inter 300ms fall 1 rise 1
-  server b %s check inter 300ms fall 1 rise 1
-`

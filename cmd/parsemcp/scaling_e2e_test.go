@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/internal/freeport"
+	"github.com/parsemcp/parsemcp/internal/haproxy"
 	"github.com/parsemcp/parsemcp/internal/redistest"
 )
 
@@ -31,29 +29,6 @@ type cluster struct {
 	lb   string // the load balancer's MCP URL
 }
 
-const haproxyConfig = `global
-  maxconn 2000
-defaults
-  mode http
-  timeout connect 2s
-  timeout client 120s
-  timeout server 120s
-  timeout tunnel 1h
-  retries 2
-  option redispatch
-  option forwardfor
-frontend mcp
-  bind 127.0.0.1:%d
-  default_backend serve
-backend serve
-  balance roundrobin
-  stick-table type string len 128 size 100k expire 30m
-  stick on req.hdr(mcp-session-id)
-  stick store-response res.hdr(mcp-session-id)
-  server a %s check inter 300ms fall 1 rise 1
-  server b %s check inter 300ms fall 1 rise 1
-`
-
 func startCluster(t *testing.T, args ...string) *cluster {
 	t.Helper()
 	return startClusterOn(t, "", args...)
@@ -63,15 +38,12 @@ func startCluster(t *testing.T, args ...string) *cluster {
 // of the fixture).
 func startClusterOn(t *testing.T, st string, args ...string) *cluster {
 	t.Helper()
-	haproxy, err := exec.LookPath("haproxy")
+	bin, err := haproxy.Find()
 	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/haproxy"); serr == nil {
-			haproxy = "/usr/sbin/haproxy"
-		} else if os.Getenv("CI") == "true" {
+		if os.Getenv("CI") == "true" {
 			t.Fatal("haproxy is required in CI (.ci/run installs it)")
-		} else {
-			t.Skip("SKIP: haproxy is not installed (apt-get install haproxy)")
 		}
+		t.Skip("SKIP: " + err.Error())
 	}
 	redistest.Client(t, "") // skips without Redis, except in CI
 	if st == "" {
@@ -85,25 +57,12 @@ func startClusterOn(t *testing.T, st string, args ...string) *cluster {
 		t.Fatal(err)
 	}
 	hostOf := func(s *server) string { return strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/mcp") }
-	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
-	os.WriteFile(cfg, []byte(fmt.Sprintf(haproxyConfig, port, hostOf(c.a), hostOf(c.b))), 0o600)
-	cmd := exec.Command(haproxy, "-db", "-f", cfg)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
+	cmd, err := haproxy.Start(bin, t.TempDir(), port, hostOf(c.a), hostOf(c.b))
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	for deadline := time.Now().Add(30 * time.Second); ; { // bounds a hang only
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			conn.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("haproxy did not listen")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	c.lb = "http://" + addr + "/mcp"
 	return c
 }
