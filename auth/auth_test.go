@@ -85,6 +85,12 @@ func (is *issuer) mint(t *testing.T, mod func(b *jwt.Builder)) string {
 	if mod != nil {
 		mod(b)
 	}
+	return is.sign(t, b)
+}
+
+// sign builds b's token and signs it with the issuer's key.
+func (is *issuer) sign(t *testing.T, b *jwt.Builder) string {
+	t.Helper()
 	tok, err := b.Build()
 	if err != nil {
 		t.Fatal(err)

@@ -51,15 +51,7 @@ func (is *issuer) signClaims(t *testing.T, claims map[string]any) string {
 	for k, v := range claims {
 		b.Claim(k, v)
 	}
-	tok, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), is.key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(signed)
+	return is.sign(t, b)
 }
 
 // introspectionAnswer is what the introspection endpoint says about a
