@@ -133,12 +133,39 @@ func (e *admEnv) send(ctx context.Context, method, user, sid, end, body string) 
 // headers arrived; cancel drops it.
 func (e *admEnv) open(t *testing.T, user, sid, end string) (status int, drop func()) {
 	t.Helper()
+	return e.stream(t, user, end, func(ctx context.Context) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		return req
+	})
+}
+
+const admListenMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// listen starts a subscriptions/listen of user (protocol 2026-07-28, no
+// session) and returns once its headers arrived; cancel drops it.
+func (e *admEnv) listen(t *testing.T, user, end string) (status int, drop func()) {
+	t.Helper()
+	return e.stream(t, user, end, func(ctx context.Context) *http.Request {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+admListenMeta+`}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		return req
+	})
+}
+
+// stream sends the request build makes as user (end names it for
+// waitEnd) and returns once its headers arrived; cancel drops it.
+func (e *admEnv) stream(t *testing.T, user, end string, build func(context.Context) *http.Request) (status int, drop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url, nil)
-	req.Header.Set("Accept", "text/event-stream")
+	req := build(ctx)
 	req.Header.Set("Authorization", "Bearer "+user)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 	req.Header.Set("X-Test-End", end)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -406,6 +433,59 @@ func TestAdmissionGivenBackOnEveryEnd(t *testing.T) {
 			if status, _ := e.open(t, "alice", sid, "again"); status != http.StatusOK {
 				t.Fatalf("GET after the first closed: %d", status)
 			}
+		}},
+		{"subscriptions/listen closed", HTTPOptions{MaxInFlight: 1, MaxListeners: 2}, func(t *testing.T, e *admEnv) {
+			status, drop := e.listen(t, "alice", "listen")
+			if status != http.StatusOK {
+				t.Fatalf("subscriptions/listen: %d", status)
+			}
+			// Past the principal's share (1 of 2): refused.
+			if status, _ := e.listen(t, "alice", "over"); status != http.StatusTooManyRequests {
+				t.Fatalf("a second subscriptions/listen: %d", status)
+			}
+			e.waitEnd(t, "over")
+			if _, l, _, _, gl := e.held("alice"); l != 1 || gl != 1 {
+				t.Fatalf("after a refused listen: alice holds %d listening streams, the server %d; want 1 and 1", l, gl)
+			}
+			drop()
+			e.waitEnd(t, "listen")
+			e.free(t, "alice", 0, 0)
+			if status, _ := e.listen(t, "alice", "again"); status != http.StatusOK {
+				t.Fatalf("subscriptions/listen after the first closed: %d", status)
+			}
+		}},
+		{"session idle expiry", HTTPOptions{MaxInFlight: 1, MaxSessionsPerPrincipal: 1, SessionTimeout: time.Minute, StreamlessSessionTimeout: time.Minute}, func(t *testing.T, e *admEnv) {
+			idle := clockwork.NewFakeClock()
+			e.h.mu.Lock()
+			e.h.clock = idle // the sessions' idle timers
+			e.h.mu.Unlock()
+			sid := e.session(t, "alice")
+			if r := e.send(context.Background(), http.MethodPost, "alice", sid, "call", holdCall(8, "quick")); r.status != http.StatusOK {
+				t.Fatalf("call: %d %s", r.status, r.body)
+			}
+			e.waitEnd(t, "call")                                                  // the session is idle: its timer runs
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+			defer cancel()
+			if err := idle.BlockUntilContext(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			idle.Advance(time.Minute)
+			for deadline := time.Now().Add(30 * time.Second); e.h.boundSessions() != 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the idle session was never closed")
+				}
+			}
+			e.free(t, "alice", 0, 0)
+			e.h.mu.Lock()
+			owners := len(e.h.owners)
+			e.h.mu.Unlock()
+			if owners != 0 {
+				t.Fatalf("session shares kept after the expiry: %d", owners)
+			}
+			if r := e.send(context.Background(), http.MethodPost, "alice", sid, "", holdCall(9, "quick")); r.status != http.StatusNotFound {
+				t.Fatalf("a call in the expired session: %d %s", r.status, r.body)
+			}
+			e.admitted(t, "alice", e.session(t, "alice"))
 		}},
 		{"refused: the server's listeners are taken", HTTPOptions{MaxInFlight: 1, MaxListeners: 2}, func(t *testing.T, e *admEnv) {
 			sid, bob, carol := e.session(t, "alice"), e.session(t, "bob"), e.session(t, "carol")
