@@ -3,27 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
-
-// ToolInfo is what the governance layer needs to know of a tool to judge a
-// call before running it.
-type ToolInfo struct {
-	Name       string
-	Permission Permission
-	// Gate is the operator gate the tool needs (GateNone for reads).
-	Gate GateKind
-	// Op is the class-level operation the tool performs on its class_name
-	// argument ("" when it takes none).
-	Op parse.Op
-	// ReadOnly marks a tool that changes nothing (what a read-only
-	// personal access token may call).
-	ReadOnly bool
-}
 
 // Verdict is WouldPermit's answer. Reason uses the audit vocabulary:
 // permission_tier, tool_filtered, env_gate, hidden_class, class_filter,
@@ -35,47 +19,29 @@ type Verdict struct {
 	Message  string `json:"message,omitempty"`
 }
 
-// CheckTool is the one answer to "may this agent call this tool": nil, or
-// a *DeniedError whose Kind says which layer refused, checked in this
-// order: permission_tier (the tool needs a higher tier), tool_filtered
-// (outside the profile's tool filter), env_gate (the operator's gate for
-// it is closed; the message names the variables to set). Dispatch,
-// listing (tools/list, list_tools) and WouldPermit all call it.
-func (a *Agent) CheckTool(t ToolInfo, gates Gates) error {
-	if !a.Can(t.Permission) {
-		return &DeniedError{Kind: "permission_tier", Msg: fmt.Sprintf("tool %s needs %s permission; this agent is %s", t.Name, t.Permission, a.Permission)}
-	}
-	if !a.Policy.Tools.Allows(t.Name) {
-		return &DeniedError{Kind: "tool_filtered", Msg: fmt.Sprintf("tool %s is not available to this agent", t.Name)}
-	}
-	return gates.Check(t.Gate, "tool "+t.Name)
-}
-
-// toolDeniedAt maps CheckTool's refusal kinds to WouldPermit's DeniedAt.
-var toolDeniedAt = map[string]string{"permission_tier": "permission", "tool_filtered": "tools_filter", "env_gate": "env_gate"}
-
 // WouldPermit judges a call of tool on class (and, for call_method, of
 // method) the way dispatch would, without running it.
 func (s *Scope) WouldPermit(ctx context.Context, t ToolInfo, gates Gates, class, method string) Verdict {
 	a := s.agent
 	var refusal *DeniedError
-	if err := a.CheckTool(t, gates); errors.As(err, &refusal) {
-		v := Verdict{Reason: refusal.Kind, DeniedAt: toolDeniedAt[refusal.Kind], Message: refusal.Msg}
+	if err := a.MayCall(t, gates); errors.As(err, &refusal) {
+		v := Verdict{Reason: refusal.Kind, DeniedAt: mayCallDeniedAt[refusal.Kind], Message: refusal.Msg}
 		if refusal.Kind == "tool_filtered" {
 			v.Message = "" // the filter's contents are the operator's
 		}
 		return v
 	}
-	// The token's scope, as the call's token guard applies it (a remote
-	// tool reached here was found in the token's own catalog, its team
-	// already judged).
-	if err := a.Token.Admits(t.Name, ToolTraits{ReadOnly: t.ReadOnly}); errors.As(err, &refusal) {
-		return Verdict{Reason: refusal.Kind, DeniedAt: "token_scope", Message: refusal.Msg}
-	}
 	if class == "" {
 		return Verdict{Allowed: true}
 	}
-	op := t.Op
+	return s.ClassVerdict(ctx, t.Op, gates, class, method)
+}
+
+// ClassVerdict is the class-level part of WouldPermit: may the agent
+// perform op on class (through method, when one is named), judged without
+// touching data.
+func (s *Scope) ClassVerdict(ctx context.Context, op parse.Op, gates Gates, class, method string) Verdict {
+	a := s.agent
 	if method != "" {
 		m := a.Policy.Catalog.Method(class, method)
 		if m == nil {
@@ -203,7 +169,7 @@ func (s *Scope) Describe(ctx context.Context, tools []ToolInfo, gates Gates) (De
 	}
 	var effective []string
 	for _, t := range tools {
-		if a.CheckTool(t, gates) == nil {
+		if a.MayCall(t, gates) == nil {
 			effective = append(effective, t.Name)
 		}
 	}

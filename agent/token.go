@@ -16,27 +16,18 @@ type TokenScope struct {
 	Team string
 }
 
-// ToolTraits is what the token rule needs to know of a tool.
-type ToolTraits struct {
-	// ReadOnly is the tool's readOnlyHint; a tool without one writes.
-	ReadOnly bool
-	// Remote marks a remote agent's tool; Team is that agent's team.
-	Remote bool
-	Team   string
-}
-
-// Admits returns nil when the token may call the tool name, or a
-// DeniedError (kind token_scope or token_team) saying why not. A nil
-// scope (no token) admits everything.
-func (t *TokenScope) Admits(name string, tr ToolTraits) error {
+// admits returns nil when the token may call tool t, or a DeniedError
+// (kind token_scope or token_team) saying why not. A nil scope (no token)
+// admits everything. MayCall applies it after the agent's own rules.
+func (t *TokenScope) admits(tool ToolInfo) error {
 	if t == nil {
 		return nil
 	}
-	if !t.Write && !tr.ReadOnly {
-		return &DeniedError{Kind: "token_scope", Msg: fmt.Sprintf("tool %s may write, and this personal access token is read-only", name)}
+	if !t.Write && !tool.ReadOnly {
+		return &DeniedError{Kind: "token_scope", Msg: fmt.Sprintf("tool %s may write, and this personal access token is read-only", tool.Name)}
 	}
-	if tr.Remote && t.Team != "" && tr.Team != t.Team {
-		return &DeniedError{Kind: "token_team", Msg: fmt.Sprintf("tool %s belongs to an agent outside this token's team %s", name, t.Team)}
+	if tool.Remote && t.Team != "" && tool.Team != t.Team {
+		return &DeniedError{Kind: "token_team", Msg: fmt.Sprintf("tool %s belongs to an agent outside this token's team %s", tool.Name, t.Team)}
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
@@ -107,34 +106,5 @@ func TestTokenFileSeesOtherWriters(t *testing.T) {
 	must(t, os.Chmod(path, 0o644))
 	if _, err := NewFileTokens(path); err == nil {
 		t.Fatal("a world-readable token file was accepted")
-	}
-}
-
-func TestTokenScopeRule(t *testing.T) {
-	read := &agent.TokenScope{ID: "t", Team: "acme"}
-	write := &agent.TokenScope{ID: "t", Write: true, Team: "acme"}
-	for _, tc := range []struct {
-		s    *agent.TokenScope
-		tr   agent.ToolTraits
-		kind string
-	}{
-		{read, agent.ToolTraits{ReadOnly: true}, ""},
-		{read, agent.ToolTraits{ReadOnly: false}, "token_scope"},
-		{read, agent.ToolTraits{ReadOnly: true, Remote: true, Team: "acme"}, ""},
-		{read, agent.ToolTraits{ReadOnly: true, Remote: true, Team: "globex"}, "token_team"},
-		{read, agent.ToolTraits{ReadOnly: true, Remote: true}, "token_team"},
-		{write, agent.ToolTraits{ReadOnly: false, Remote: true, Team: "acme"}, ""},
-		{write, agent.ToolTraits{ReadOnly: false}, ""},
-		{&agent.TokenScope{}, agent.ToolTraits{ReadOnly: false}, "token_scope"},
-		{nil, agent.ToolTraits{ReadOnly: false, Remote: true, Team: "x"}, ""},
-	} {
-		err := tc.s.Admits("tool", tc.tr)
-		var de *agent.DeniedError
-		switch {
-		case tc.kind == "" && err != nil:
-			t.Errorf("%+v %+v: %v", tc.s, tc.tr, err)
-		case tc.kind != "" && (!errors.As(err, &de) || de.Kind != tc.kind):
-			t.Errorf("%+v %+v: %v, want %s", tc.s, tc.tr, err, tc.kind)
-		}
 	}
 }

@@ -119,22 +119,27 @@ func remoteAnnotations(a *federation.Annotations) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnly(), DestructiveHint: a.DestructiveHint, IdempotentHint: a.IdempotentHint != nil && *a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
 }
 
-// remoteTool is the guard chain's view of a remote tool: readers need the
-// readonly tier, anything else (an unannotated tool included) the write
-// tier; no operator gate (the agent's own writes are its business).
+// remotePermission is the tier a remote tool needs: readers the readonly
+// tier, anything else (an unannotated tool included) the write tier.
+func remotePermission(readOnly bool) agent.Permission {
+	if readOnly {
+		return agent.Readonly
+	}
+	return agent.Write
+}
+
+// remoteTool is the call pipeline's view of a remote tool: the tier its
+// annotations ask for (remotePermission), its agent's team, and no
+// operator gate (the agent's own writes are its business).
 func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 	ro := rt.Tool.Annotations.ReadOnly()
-	perm := agent.Readonly
-	if !ro {
-		perm = agent.Write
-	}
 	name := rt.Name
 	var input *jsonschema.Schema
 	if err := json.Unmarshal(rt.Tool.InputSchema, &input); err != nil {
 		input = nil // listed without one in GET /tools; tools/list passes the agent's own
 	}
-	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: perm, Timeout: s.fed.CallTimeout(),
-		ReadOnly: ro, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone, Input: input, CheckInput: rt.Tool.CheckArguments,
+	return &tools.Tool{Name: name, Description: rt.Tool.Description, Category: CategoryRemote, Permission: remotePermission(ro), Timeout: s.fed.CallTimeout(),
+		ReadOnly: ro, Remote: true, Team: rt.Entity.Team, Destructive: rt.Tool.Annotations.Destructive(), Gate: agent.GateNone, Input: input, CheckInput: rt.Tool.CheckArguments,
 		Handler: func(ctx context.Context, c *tools.Call) (any, error) {
 			return s.callRemote(ctx, c.Scope.Agent(), name, c.Args)
 		}}
@@ -208,69 +213,42 @@ func remoteResult(raw []byte) (*mcp.CallToolResult, error) {
 	return &r, nil
 }
 
-// traits is what the token rule needs of a tool: a local tool's
-// readOnlyHint, or a remote tool's annotations (from the federation's
-// annotation cache) and its agent's team.
-func (s *Server) traits(ctx context.Context, t *tools.Tool, remote bool) (agent.ToolTraits, error) {
-	if !remote {
-		return agent.ToolTraits{ReadOnly: t.ReadOnly}, nil
+// callInfo is what agent.MayCall judges a call of t by: a local tool's
+// Info, or a remote tool's as the federation holds it now (its
+// annotations, hence its tier and whether it writes, and its agent's
+// team), so that a tool re-announced since the catalog was mirrored is
+// judged as it is.
+func (s *Server) callInfo(ctx context.Context, t *tools.Tool) (agent.ToolInfo, error) {
+	info := t.Info()
+	if !info.Remote {
+		return info, nil
 	}
 	ann, e, err := s.fed.Annotations(ctx, t.Name)
 	if err != nil {
 		if errors.Is(err, federation.ErrUnknownTool) {
-			return agent.ToolTraits{}, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", t.Name)}
+			return info, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", t.Name)}
 		}
-		return agent.ToolTraits{}, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+		return info, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
 	}
-	return agent.ToolTraits{ReadOnly: ann.ReadOnly(), Remote: true, Team: e.Team}, nil
+	info.ReadOnly, info.Permission, info.Team = ann.ReadOnly(), remotePermission(ann.ReadOnly()), e.Team
+	return info, nil
 }
 
-// tokenGuard applies the request's personal access token scope to every
-// tool, ours and remote alike (agent.TokenScope.Admits is the rule).
-func (s *Server) tokenGuard() Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
-			if inv.Agent.Token == nil {
-				return next(ctx, inv)
-			}
-			_, remote, _ := s.lookupTool(inv.Tool.Name)
-			tr, err := s.traits(ctx, inv.Tool, remote)
-			if err != nil {
-				return nil, err
-			}
-			if err := inv.Agent.Token.Admits(inv.Tool.Name, tr); err != nil {
-				return nil, err
-			}
-			return next(ctx, inv)
-		}
-	}
-}
-
-// catalog returns the tools agent a may call, as every listing shows
-// them (tools/list, the list_tools tool, GET /tools): those the registry
-// allows it (tier, tool filter, operator gates) and the remote tools its
-// tier and tool filter allow, both narrowed by its token's scope (remote
-// tools judged from the catalog: listing never waits for an agent),
-// optionally only those of a category. Calls are judged by the same
-// rules (the guard chain), so a tool missing here cannot be called.
+// catalog returns the tools agent a may call (agent.MayCall), as every
+// listing shows them (tools/list, the list_tools tool, GET /tools): the
+// registry's and the remote agents' (these judged from the mirrored
+// catalog: listing never waits for an agent), optionally only those of a
+// category. Calls are judged by the same rule (mayCallGuard), so a tool
+// missing here cannot be called.
 func (s *Server) catalog(a *agent.Agent, category string) []*tools.Tool {
-	var out []*tools.Tool
-	for _, t := range s.tools.Allowed(a, s.config.Gates, category) {
-		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly}) == nil {
-			out = append(out, t)
-		}
-	}
+	out := s.tools.Allowed(a, s.config.Gates, category)
 	if s.fed == nil || (category != "" && !strings.EqualFold(category, CategoryRemote)) {
 		return out
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, rt := range s.fed.Tools() {
-		t := s.remoteTools[rt.Name]
-		if t == nil || a.CheckTool(t.Info(), s.config.Gates) != nil {
-			continue
-		}
-		if a.Token.Admits(t.Name, agent.ToolTraits{ReadOnly: t.ReadOnly, Remote: true, Team: rt.Entity.Team}) == nil {
+		if t := s.remoteTools[rt.Name]; t != nil && a.MayCall(t.Info(), s.config.Gates) == nil {
 			out = append(out, t)
 		}
 	}

@@ -53,18 +53,18 @@ func recoverGuard(log *slog.Logger) Guard {
 	}
 }
 
-// permissionGuard refuses, in this order, a tool above the agent's
-// permission tier, a tool outside the agent's tool filter, and a tool whose
-// operator gate is closed (the refusal names the variables to set). Every
-// refusal is permission_denied; details.kind says which layer refused.
-func permissionGuard(cfg *tools.Config) Guard {
+// mayCallGuard refuses a call the agent may not make: agent.MayCall
+// judges it (tier, tool filter, operator gate, token scope and team, in
+// that order) on what the tool is now (callInfo). Every refusal is
+// permission_denied; details.kind says which layer refused.
+func (s *Server) mayCallGuard() Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
-			var gates agent.Gates
-			if cfg != nil {
-				gates = cfg.Gates
+			info, err := s.callInfo(ctx, inv.Tool)
+			if err != nil {
+				return nil, err
 			}
-			if err := inv.Agent.CheckTool(inv.Tool.Info(), gates); err != nil {
+			if err := inv.Agent.MayCall(info, s.config.Gates); err != nil {
 				return nil, err
 			}
 			return next(ctx, inv)

@@ -32,7 +32,7 @@ func governanceTools() []*Tool {
 			Name:        "would_permit",
 			Title:       "Would a call be permitted",
 			Category:    CategoryDiscovery,
-			Description: `Judge a tool call the way dispatch would, without running it: {"allowed":true} or the reason it would be refused (permission_tier, tool_filtered, env_gate, hidden_class, class_filter, unknown, clp, tenant, method_filtered, unknown_method, unknown_tool) and where. arguments are the call's arguments; class_name (and method_name for call_method) are what is judged.`,
+			Description: `Judge a tool call the way dispatch would, without running it: {"allowed":true} or the reason it would be refused (permission_tier, tool_filtered, env_gate, token_scope, token_team, hidden_class, class_filter, unknown, clp, tenant, method_filtered, unknown_method, unknown_tool) and where. arguments are the call's arguments; class_name (and method_name for call_method) are what is judged.`,
 			Permission:  agent.Admin,
 			Timeout:     10 * time.Second,
 			ReadOnly:    true,

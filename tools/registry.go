@@ -147,11 +147,15 @@ type Tool struct {
 	// match. Nil: the result travels as JSON text only.
 	Output  *jsonschema.Schema
 	Handler Handler
+	// Remote marks a remote agent's tool (federation); Team is that
+	// agent's team, which a team-scoped personal access token must match.
+	Remote bool
+	Team   string
 }
 
 // Info is what the governance layer needs to know of the tool.
 func (t *Tool) Info() agent.ToolInfo {
-	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly}
+	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -280,13 +284,13 @@ func (r *Registry) List() []*Tool {
 	return out
 }
 
-// Allowed returns the tools agent a may call: those its tier and tool
-// filter admit whose operator gate is open, optionally only those of a
-// category (case-insensitive; an unknown category yields none).
+// Allowed returns the tools agent a may call (agent.MayCall: its tier,
+// tool filter, the operator gates and its token's scope), optionally only
+// those of a category (case-insensitive; an unknown category yields none).
 func (r *Registry) Allowed(a *agent.Agent, gates agent.Gates, category string) []*Tool {
 	var out []*Tool
 	for _, t := range r.List() {
-		if a.CheckTool(t.Info(), gates) != nil {
+		if a.MayCall(t.Info(), gates) != nil {
 			continue
 		}
 		if category != "" && !strings.EqualFold(category, t.Category) {

@@ -221,8 +221,8 @@ func writeErr(err error, class, id string) error {
 // (hidden, filtered, CLP, tenant; for OpAddField the schema-change rules)
 // without touching data, and returns the refusal as the error the
 // operation itself would give.
-func classCheck(ctx context.Context, s *agent.Scope, tool, class string, op parse.Op) error {
-	v := s.WouldPermit(ctx, agent.ToolInfo{Name: tool, Op: op}, agent.Gates{}, class, "")
+func classCheck(ctx context.Context, s *agent.Scope, class string, op parse.Op) error {
+	v := s.ClassVerdict(ctx, op, agent.Gates{}, class, "")
 	if v.Allowed {
 		return nil
 	}
@@ -399,7 +399,7 @@ func createClass(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if args.DryRun {
-		if err := classCheck(ctx, c.Scope, "create_class", sch.ClassName, parse.OpAddField); err != nil {
+		if err := classCheck(ctx, c.Scope, sch.ClassName, parse.OpAddField); err != nil {
 			return nil, err
 		}
 		if _, err := c.Scope.Schema(ctx, sch.ClassName); err == nil {
@@ -432,7 +432,7 @@ func deleteClass(ctx context.Context, c *Call) (any, error) {
 	}
 	// The checks run before anything is asked or written: a person is
 	// asked only about a deletion that can happen.
-	if err := classCheck(ctx, c.Scope, "delete_class", args.ClassName, parse.OpAddField); err != nil {
+	if err := classCheck(ctx, c.Scope, args.ClassName, parse.OpAddField); err != nil {
 		return nil, err
 	}
 	sch, err := c.Scope.Schema(ctx, args.ClassName)

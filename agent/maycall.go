@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// ToolInfo is what the governance layer needs to know of a tool to judge a
+// call before running it.
+type ToolInfo struct {
+	Name       string
+	Permission Permission
+	// Gate is the operator gate the tool needs (GateNone for reads).
+	Gate GateKind
+	// Op is the class-level operation the tool performs on its class_name
+	// argument ("" when it takes none).
+	Op parse.Op
+	// ReadOnly marks a tool that changes nothing (its readOnlyHint; what
+	// a read-only personal access token may call). A tool without one
+	// writes.
+	ReadOnly bool
+	// Remote marks a remote agent's tool; Team is that agent's team.
+	Remote bool
+	Team   string
+}
+
+// MayCall is the one answer to "may this agent call this tool": nil, or a
+// *DeniedError whose Kind says which layer refused, checked in this order:
+//
+//   - permission_tier: the tool needs a higher tier than the agent's;
+//   - tool_filtered: the tool is outside the profile's tool filter;
+//   - env_gate: the operator's gate for it is closed (the message names
+//     the variables to set);
+//   - token_scope: the request's personal access token is read-only and
+//     the tool may write;
+//   - token_team: the token is confined to a team and the tool belongs to
+//     a remote agent of another team (or of none).
+//
+// Dispatch (the call pipeline), every listing (tools/list, list_tools,
+// GET /tools, describe_access) and would_permit call it, so what is listed
+// is what may be called.
+func (a *Agent) MayCall(t ToolInfo, gates Gates) error {
+	if !a.Can(t.Permission) {
+		return &DeniedError{Kind: "permission_tier", Msg: fmt.Sprintf("tool %s needs %s permission; this agent is %s", t.Name, t.Permission, a.Permission)}
+	}
+	if !a.Policy.Tools.Allows(t.Name) {
+		return &DeniedError{Kind: "tool_filtered", Msg: fmt.Sprintf("tool %s is not available to this agent", t.Name)}
+	}
+	if err := gates.Check(t.Gate, "tool "+t.Name); err != nil {
+		return err
+	}
+	return a.Token.admits(t)
+}
+
+// mayCallDeniedAt maps MayCall's refusal kinds to WouldPermit's DeniedAt.
+var mayCallDeniedAt = map[string]string{
+	"permission_tier": "permission", "tool_filtered": "tools_filter", "env_gate": "env_gate",
+	"token_scope": "token_scope", "token_team": "token_scope",
+}
