@@ -95,14 +95,12 @@ type HTTPOptions struct {
 }
 
 // Handler returns the MCP endpoint as an http.Handler that can be mounted at
-// any path: NewHandler over this Server and its AgentFactory. Requests at
-// protocol 2026-07-28 and later are served statelessly (server/discover, no
-// session); older protocols get sessions through the initialize handshake.
-// Unlike NewHandler, an unauthorized request is not refused with 401 at the
-// HTTP layer: it reaches the SDK, whose agent-needing methods answer a
-// JSON-RPC -32001 error (the behaviour `parsemcp serve` has always had).
-// It panics on options NewHandler refuses (listener caps that
-// CheckListenerShare refuses).
+// any path: NewHandler over this Server, whose AgentFactory resolves each
+// request's agent (one it refuses is answered 401 before the SDK sees the
+// request). Requests at protocol 2026-07-28 and later are served
+// statelessly (server/discover, no session); older protocols get sessions
+// through the initialize handshake. It panics on options NewHandler
+// refuses (listener caps that CheckListenerShare refuses).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	h, err := NewHandler(HandlerOptions{HTTPOptions: opts, Server: s})
 	if err != nil { // s is not nil: only the options can be refused

@@ -1,7 +1,8 @@
 // Package store defines the storage seam: a Store holds Parse classes in
-// Parse Server's table layout. Backends live in subpackages (sqlite,
-// postgres, and later parserest); store/storetest is the conformance suite
-// every backend passes. This package holds what every backend needs; the
+// Parse Server's data model. Backends live in subpackages: sqlite (the
+// embedded default) and postgres keep Parse Server's table layout,
+// parserest talks to a running Parse Server over its REST API;
+// store/storetest is the conformance suite all three pass. This package holds what every backend needs; the
 // SQL the two SQL backends share is in store/internal/sqlkit.
 //
 // A Store is raw and ungoverned: it enforces no ACL of its own beyond the
