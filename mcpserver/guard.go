@@ -12,31 +12,14 @@ import (
 	"sort"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/time/rate"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
-	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
 )
-
-// Invocation is one tool call travelling through the guard chain.
-type Invocation struct {
-	Tool  *tools.Tool
-	Agent *agent.Agent
-	Args  json.RawMessage
-}
-
-// ToolFunc runs an invocation.
-type ToolFunc func(ctx context.Context, inv *Invocation) (any, error)
-
-// Guard wraps a ToolFunc: it may refuse, bound, observe or shape the call.
-// Guards run in order, the first outermost.
-type Guard func(next ToolFunc) ToolFunc
 
 // recoverGuard turns a panic into a sanitized internal error: nothing
 // panics across a request boundary.
@@ -110,102 +93,6 @@ func timeoutGuard(overrides map[string]time.Duration, tm timing) Guard {
 		}
 	}
 }
-
-// toolHandler is the SDK handler of a registered tool: it runs the guard
-// chain around the tool and shapes the result.
-func (s *Server) toolHandler(name string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		t, remote, ok := s.lookupTool(name)
-		a := agentFrom(ctx)
-		if !ok || a == nil {
-			return errorResult(&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", name)}), nil
-		}
-		if req.Session != nil {
-			ctx = context.WithValue(ctx, callSessionKey{}, req.Session.ID())
-		}
-		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
-		approve := s.approvals.hook(req, a)
-		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			ctx, span := tracer.Start(ctx, "tool "+inv.Tool.Name)
-			defer span.End()
-			catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve, Catalog: catalog})
-		})
-		for i := len(s.guards) - 1; i >= 0; i-- {
-			run = s.guards[i](run)
-		}
-		ctx, stop := s.startProgress(ctx, req)
-		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments}
-		ctx, span := startToolSpan(ctx, inv)
-		data, err := run(ctx, inv)
-		code := ""
-		if err != nil {
-			code = tools.AsError(err).Code
-		}
-		endToolSpan(span, data, code)
-		stop()
-		var ir *inputRequired
-		var rf *remoteFailure
-		switch {
-		case errors.As(err, &rf):
-			return remoteResult(rf.result)
-		case err == nil && remote:
-			raw, _ := data.(json.RawMessage)
-			return remoteResult(raw)
-		}
-		if errors.As(err, &ir) {
-			return &mcp.CallToolResult{InputRequests: ir.requests, RequestState: ir.state}, nil
-		}
-		if err != nil {
-			te := tools.AsError(err)
-			if te.Code == tools.CodeInternal {
-				id := reqlog.CorrelationID(ctx)
-				s.log.ErrorContext(ctx, "tool failed", "tool", name, "agent_id", a.ID, "err", te.Internal)
-				te = &tools.Error{Code: tools.CodeInternal, Message: "internal error (correlation id " + id + ")"}
-			}
-			return errorResult(te), nil
-		}
-		out := t.Output
-		if legacySession(req.Session) {
-			out = nil
-		}
-		res, err := successResult(ctx, data, out, &s.outputs)
-		if err != nil {
-			id := reqlog.CorrelationID(ctx)
-			s.log.ErrorContext(ctx, "tool result does not match its output schema", "tool", name, "agent_id", a.ID, "err", err)
-			return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error (correlation id " + id + ")"}), nil
-		}
-		return res, nil
-	}
-}
-
-// A result is encoded once (the cap guard did it) and travels as JSON
-// text; for a tool with an output schema, the same bytes are its
-// structuredContent too (encoded.go), after a check against the schema.
-// out is nil for a tool without one, or a session older than
-// structuredContent. The error is a result that does not match out.
-func successResult(ctx context.Context, data any, out *jsonschema.Schema, oc *outputChecks) (*mcp.CallToolResult, error) {
-	b, ok := data.(json.RawMessage) // already serialized by the cap guard
-	if !ok {
-		var err error
-		if b, err = jsonenc.Marshal(data); err != nil {
-			return errorResult(&tools.Error{Code: tools.CodeInternal, Message: "internal error: result not serializable"}), nil
-		}
-	}
-	if out != nil {
-		if err := oc.check(out, b); err != nil {
-			return nil, err
-		}
-	}
-	return textResult(ctx, b, out != nil), nil
-}
-
-func errorResult(e *tools.Error) *mcp.CallToolResult {
-	b, _ := json.Marshal(e)
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-}
-
-func newCorrelationID() string { return reqlog.NewID() }
 
 // auditGuard records one sanitized event per call: argument names, never
 // values; the result's size, never its rows. It records a call that

@@ -193,7 +193,7 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), s.mayCallGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts, timing{opts.Clock})}
+	s.guards = s.toolGuards(opts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       sdkLogger(opts.Logger),
@@ -214,7 +214,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.auditUnknownTools, s.filterLists)
+	s.mcp.AddReceivingMiddleware(s.receiving()...)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -366,9 +366,9 @@ func (s *Server) auditUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// filterLists narrows tools/list to what the agent may call (its tier, its
-// tool filter and the operator's gates decide; and to the optional
-// category) and builds resources/list from the classes it may see.
+// filterLists narrows tools/list to what the agent may call
+// (agent.Agent.MayCall decides; and to the optional category) and builds
+// resources/list from the classes it may see.
 func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
