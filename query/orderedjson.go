@@ -1,0 +1,148 @@
+package query
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Ordered JSON: decoding that keeps an object's key order (OrderedObject), and reading decoded values.
+
+// OrderedObject is a JSON object that keeps its keys' order.
+type OrderedObject struct {
+	Keys   []string
+	Values map[string]any
+}
+
+// decodeOrdered decodes JSON text, objects as *OrderedObject.
+func decodeOrdered(raw []byte) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	v, err := decodeValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("text after the pipeline")
+	}
+	return v, nil
+}
+
+const maxJSONDepth = 64
+
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return arr, nil
+		case '{':
+			o := &OrderedObject{Values: map[string]any{}}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if _, dup := o.Values[k]; !dup {
+					o.Keys = append(o.Keys, k)
+				}
+				o.Values[k] = v
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s out of range", t)
+		}
+		return f, nil
+	}
+	return tok, nil // string, bool, nil
+}
+
+// asObject returns an object's keys (in order for an OrderedObject, sorted
+// for a map) and values.
+func asObject(v any) ([]string, map[string]any, bool) {
+	switch o := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(o))
+		for k := range o {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return keys, o, true
+	case *OrderedObject:
+		if o == nil {
+			return nil, nil, false
+		}
+		return o.Keys, o.Values, true
+	}
+	return nil, nil, false
+}
+
+// plain converts OrderedObjects back to maps, recursively.
+func plain(v any) any {
+	switch x := v.(type) {
+	case *OrderedObject:
+		if x == nil {
+			return nil
+		}
+		m := make(map[string]any, len(x.Values))
+		for k, e := range x.Values {
+			m[k] = plain(e)
+		}
+		return m
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = plain(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = plain(e)
+		}
+		return a
+	}
+	return v
+}
+
+func describeAny(v any) string {
+	if o, ok := v.(*OrderedObject); ok && o != nil {
+		if t, ok := o.Values["__type"].(string); ok {
+			return "a " + t
+		}
+		return "an object"
+	}
+	return describe(v)
+}
