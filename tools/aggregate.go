@@ -50,6 +50,7 @@ func aggregateTools() []*Tool {
 	return []*Tool{
 		{
 			Name:        "aggregate",
+			Op:          parse.OpFind,
 			Category:    CategoryAggregate,
 			Title:       "Aggregate",
 			Description: fmt.Sprintf("Run an aggregation pipeline on a class (a final $limit %d is added if none).", AutoLimit),
@@ -61,6 +62,7 @@ func aggregateTools() []*Tool {
 		},
 		{
 			Name:        "group_by",
+			Op:          parse.OpFind,
 			Category:    CategoryAggregate,
 			Title:       "Group by a field",
 			Description: "Aggregate per value of a field.",
@@ -74,6 +76,7 @@ func aggregateTools() []*Tool {
 		},
 		{
 			Name:        "group_by_date",
+			Op:          parse.OpFind,
 			Category:    CategoryAggregate,
 			Title:       "Group by date",
 			Description: "Group by interval of a Date field.",
@@ -88,6 +91,7 @@ func aggregateTools() []*Tool {
 		},
 		{
 			Name:        "distinct",
+			Op:          parse.OpFind,
 			Category:    CategoryAggregate,
 			Title:       "Distinct values",
 			Description: "Distinct values of a field (Array: elements).",

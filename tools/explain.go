@@ -21,6 +21,7 @@ const CodeFullScan = "full_scan_refused"
 func explainTools() []*Tool {
 	return []*Tool{{
 		Name:        "explain_query",
+		Op:          parse.OpFind,
 		Category:    CategoryQuery,
 		Title:       "Explain a query",
 		Description: "How the database would run a query_class call: index or full scan.",

@@ -37,6 +37,7 @@ const (
 func exportTools() []*Tool {
 	return []*Tool{{
 		Name:        "export_data",
+		Op:          parse.OpFind,
 		Category:    CategoryExport,
 		Title:       "Export",
 		Description: "Render objects (or pipeline rows) as a table for the user." + seeDocs,

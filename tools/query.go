@@ -29,6 +29,7 @@ func queryTools() []*Tool {
 	return []*Tool{
 		{
 			Name:        "query_class",
+			Op:          parse.OpFind,
 			Category:    CategoryQuery,
 			Title:       "Query a class",
 			Description: "Find objects of a class matching a where; next_call fetches the next page." + seeDocs,
@@ -48,6 +49,7 @@ func queryTools() []*Tool {
 		},
 		{
 			Name:        "count_objects",
+			Op:          parse.OpCount,
 			Category:    CategoryQuery,
 			Title:       "Count objects",
 			Description: "Count objects matching a where (cheap).",
@@ -59,6 +61,7 @@ func queryTools() []*Tool {
 		},
 		{
 			Name:        "get_object",
+			Op:          parse.OpGet,
 			Category:    CategoryQuery,
 			Title:       "Get an object",
 			Description: "Fetch one object in full by objectId.",
@@ -73,6 +76,7 @@ func queryTools() []*Tool {
 		},
 		{
 			Name:        "get_objects",
+			Op:          parse.OpGet,
 			Category:    CategoryQuery,
 			Title:       "Get objects by id",
 			Description: "Fetch objects by objectId.",
@@ -87,6 +91,7 @@ func queryTools() []*Tool {
 		},
 		{
 			Name:        "get_sample_objects",
+			Op:          parse.OpFind,
 			Category:    CategoryQuery,
 			Title:       "Sample objects",
 			Description: "The newest objects of a class.",

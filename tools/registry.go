@@ -314,24 +314,11 @@ func Builtin() []*Tool {
 	out = append(out, methodTools()...)
 	out = append(out, governanceTools()...)
 	for _, t := range out {
-		if t.Op == "" {
-			t.Op = builtinOps[t.Name]
-		}
 		if t.Output == nil {
 			t.Output = ObjectOutput
 		}
 	}
 	return out
-}
-
-// builtinOps is the class-level operation of the built-in read tools that
-// do not set Op themselves.
-var builtinOps = map[string]parse.Op{
-	"query_class": parse.OpFind, "get_sample_objects": parse.OpFind, "explain_query": parse.OpFind,
-	"export_data": parse.OpFind, "aggregate": parse.OpFind, "group_by": parse.OpFind,
-	"group_by_date": parse.OpFind, "distinct": parse.OpFind,
-	"count_objects": parse.OpCount,
-	"get_object":    parse.OpGet, "get_objects": parse.OpGet,
 }
 
 // schemaFor infers an input schema from an argument struct and applies
