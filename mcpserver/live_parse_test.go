@@ -15,6 +15,7 @@ import (
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 // On a Parse Server store, each subscriber's changes come through a
@@ -29,7 +30,7 @@ func TestLiveParseServerPerCredential(t *testing.T) {
 	// LiveQuery takes connections without the master key only with a key
 	// of its keyPairs: the JavaScript key here.
 	ps := parseserver.Start(t, parseserver.Options{JSKey: "js-key"})
-	st, err := parserest.Open(ctx, parserest.Config{ServerURL: ps.URL(), AppID: ps.AppID(), MasterKey: ps.MasterKey(), JavaScriptKey: ps.JSKey()})
+	st, err := parserest.Open(ctx, parserest.Config{ServerURL: ps.URL(), AppID: ps.AppID(), MasterKey: ps.MasterKey(), JavaScriptKey: ps.JSKey(), Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/parsemcp/parsemcp/internal/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 var (
@@ -61,7 +62,7 @@ type op struct {
 func TestCompare(t *testing.T) {
 	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, AcceptAuthData: []string{"google", "apple", "github"}})
 	ctx := context.Background()
-	st, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey()})
+	st, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

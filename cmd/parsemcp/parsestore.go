@@ -11,6 +11,7 @@ import (
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 // The keys of a parse+http(s):// store: flags, else the environment
@@ -50,6 +51,7 @@ func openParse(ctx context.Context, spec string, log *slog.Logger) (store.Store,
 		cfg.Logger = log
 	}
 	cfg.LocalAggregateRows = parseAggregateRows
+	cfg.Scratch = sqlite.Scratch // the agents' aggregations run here over the rows Parse Server gives them
 	st, err := parserest.Open(ctx, cfg)
 	if err != nil {
 		return nil, "", err

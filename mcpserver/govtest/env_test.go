@@ -101,7 +101,7 @@ func postgresEnv(t *testing.T) *env {
 // Parse Server enforces the ACLs and class-level permissions itself.
 func parserestEnv(t *testing.T) *env {
 	srv := parseserver.Start(t, parseserver.Options{CustomObjectIDs: true, AcceptAuthData: []string{"google", "apple", "github"}})
-	st, err := parserest.Open(context.Background(), parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey()})
+	st, err := parserest.Open(context.Background(), parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
-	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 // DefaultLocalAggregateRows is Config.LocalAggregateRows's default.
@@ -37,8 +36,9 @@ type fetch struct {
 // each $lookup, $graphLookup and $unionWith, and the class of every
 // sub-query) is fetched with GET /classes as that identity, so Parse
 // Server applies its ACLs, class-level permissions and protected fields,
-// into an in-memory SQLite store of the same classes (sqlite.Scratch),
-// where the pipeline then runs as it would on the sqlite store.
+// into an empty in-memory store of the same classes (Config.Scratch:
+// sqlite.Scratch in parsemcp), where the pipeline then runs as it would on
+// that store.
 //
 // Each source is fetched under its own rules (and each sub-query's class
 // under the sub-query's constraint), sent to Parse Server as its where:
@@ -49,6 +49,9 @@ type fetch struct {
 // Parse Server's where is refused: it could not be checked as the caller.
 // The rows fetched are capped (Config.LocalAggregateRows).
 func (s *Store) aggregateLocally(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
+	if s.cfg.Scratch == nil {
+		return nil, fmt.Errorf("%w: Parse Server's /aggregate takes only the master key and cannot restrict its rows to this agent's, and this store has no scratch store to run the aggregation itself (parserest.Config.Scratch)", store.ErrUnsupported)
+	}
 	fetches, err := localFetches(p, readACL)
 	if err != nil {
 		return nil, err
@@ -97,7 +100,7 @@ func (s *Store) aggregateLocally(ctx context.Context, class string, p *query.Pip
 		s.log.Warn("parserest: local aggregation failed", "class", class, "step", what, "err", err)
 		return fmt.Errorf("%w: parsemcp could not run this aggregation over the rows Parse Server returned (%s); the server log has the detail", store.ErrUnsupported, what)
 	}
-	scratch, err := sqlite.Scratch(ctx, schemas)
+	scratch, err := s.cfg.Scratch(ctx, schemas)
 	if err != nil {
 		return nil, refuse("the classes' schemas", err)
 	}

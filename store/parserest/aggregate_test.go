@@ -229,7 +229,7 @@ func TestAggregateAsAgent(t *testing.T) {
 	}
 
 	// The rows fetched are capped, counted before any is fetched.
-	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 2})
+	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 2, Scratch: sqlite.Scratch})
 	must(err)
 	defer capped.Close()
 	_, err = capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), asAlice)
@@ -241,6 +241,19 @@ func TestAggregateAsAgent(t *testing.T) {
 	}
 	if rows, err := capped.Aggregate(ctx, "Doc", pipelineFor(t, capped, "Doc", group), masterKey); err != nil || len(rows) != 2 {
 		t.Errorf("master key (not capped: Parse Server's own): %v, %v", rows, err)
+	}
+
+	// Without a scratch store, what parsemcp would run itself is refused
+	// (the zero value fails closed); the master key's still runs on Parse
+	// Server.
+	bare, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey()})
+	must(err)
+	defer bare.Close()
+	if rows, err := bare.Aggregate(ctx, "Doc", pipelineFor(t, bare, "Doc", group), asAlice); !errors.Is(err, store.ErrUnsupported) || !strings.Contains(err.Error(), "Config.Scratch") {
+		t.Errorf("alice without a scratch store: %v, %v; want store.ErrUnsupported naming Config.Scratch", rows, err)
+	}
+	if rows, err := bare.Aggregate(ctx, "Doc", pipelineFor(t, bare, "Doc", group), masterKey); err != nil || len(rows) != 2 {
+		t.Errorf("master key without a scratch store: %v, %v", rows, err)
 	}
 }
 
@@ -371,7 +384,7 @@ func TestPagesPastMaxLimit(t *testing.T) {
 	if err != nil || got["a"] != 4.0 || got["b"] != 3.0 {
 		t.Fatalf("anonymous $group over 7 rows in pages of 2: %v, %v", rows, err)
 	}
-	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 6})
+	capped, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 6, Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +394,7 @@ func TestPagesPastMaxLimit(t *testing.T) {
 	}
 	// The cap counts the rows of every class a pipeline reads, together:
 	// with a cap of 7, Thing's 7 rows pass alone, but not with Box's one.
-	seven, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 7})
+	seven, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), LocalAggregateRows: 7, Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

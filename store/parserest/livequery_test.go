@@ -12,6 +12,7 @@ import (
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 	"github.com/parsemcp/parsemcp/store/storetest"
 )
 
@@ -78,7 +79,7 @@ func TestWatchClassPerCredential(t *testing.T) {
 	if _, err := st.WatchClass(ctx, "Note", query.ACLEntries("*", "role:Staff"), func(store.Change) {}); !errors.Is(err, parserest.ErrNoRESTIdentity) {
 		t.Errorf("roles without a user: %v", err)
 	}
-	noKey, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), JavaScriptKey: srv.JSKey()})
+	noKey, err := parserest.Open(ctx, parserest.Config{ServerURL: srv.URL(), AppID: srv.AppID(), JavaScriptKey: srv.JSKey(), Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
 )
 
@@ -58,6 +59,13 @@ type Config struct {
 	// DefaultLocalAggregateRows). A pipeline that would need more is
 	// refused with store.ErrUnsupported.
 	LocalAggregateRows int
+	// Scratch opens an empty in-memory store holding exactly the classes
+	// given: Store.Aggregate runs there, over the rows Parse Server lets
+	// the caller read, the pipelines Parse Server cannot restrict to a
+	// caller's rows (sqlite.Scratch is the one parsemcp uses). Without
+	// it those aggregations are refused with store.ErrUnsupported; the
+	// master key's run on Parse Server as before.
+	Scratch func(ctx context.Context, schemas []parse.Schema) (store.Store, error)
 }
 
 // The environment variables ParseURL reads the keys from.

@@ -17,6 +17,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/parserest"
+	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -31,7 +32,7 @@ func startServer(t *testing.T) *parseserver.Server {
 func openStore(t *testing.T, srv *parseserver.Server) *parserest.Store {
 	t.Helper()
 	st, err := parserest.Open(context.Background(), parserest.Config{
-		ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey()})
+		ServerURL: srv.URL(), AppID: srv.AppID(), MasterKey: srv.MasterKey(), JavaScriptKey: srv.JSKey(), Scratch: sqlite.Scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
 )
 
 // Scratch returns a new in-memory store holding exactly the classes
@@ -12,7 +13,7 @@ import (
 // aggregations Parse Server cannot restrict to a caller's rows). Unlike
 // Create it adds no system class of its own; its change feed is off until
 // Watch. Close releases its memory.
-func Scratch(ctx context.Context, schemas []parse.Schema) (*Store, error) {
+func Scratch(ctx context.Context, schemas []parse.Schema) (store.Store, error) {
 	s, err := open(":memory:", "rwc", nil)
 	if err != nil {
 		return nil, err
