@@ -58,3 +58,19 @@ var mayCallDeniedAt = map[string]string{
 	"permission_tier": "permission", "tool_filtered": "tools_filter", "env_gate": "env_gate",
 	"token_scope": "token_scope", "token_team": "token_scope",
 }
+
+// admits returns nil when the token may call tool t, or a DeniedError
+// (kind token_scope or token_team) saying why not. A nil scope (no token)
+// admits everything. MayCall applies it after the agent's own rules.
+func (t *TokenScope) admits(tool ToolInfo) error {
+	if t == nil {
+		return nil
+	}
+	if !t.Write && !tool.ReadOnly {
+		return &DeniedError{Kind: "token_scope", Msg: fmt.Sprintf("tool %s may write, and this personal access token is read-only", tool.Name)}
+	}
+	if tool.Remote && t.Team != "" && tool.Team != t.Team {
+		return &DeniedError{Kind: "token_team", Msg: fmt.Sprintf("tool %s belongs to an agent outside this token's team %s", tool.Name, t.Team)}
+	}
+	return nil
+}

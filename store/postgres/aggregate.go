@@ -194,8 +194,6 @@ func (dialect) Unwind(arr string, preserve bool) (join, elem, index, order strin
 	return join, "je.v", "(je.i - 1)", "je.i"
 }
 
-func (dialect) NoLimit() any { return nil }
-
 // SQLShape exposes the store's dialect and pipeline codec, so benchmarks
 // can run the store's exact aggregation SQL directly and decode it the same
 // way.

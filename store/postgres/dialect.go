@@ -88,3 +88,6 @@ func (dialect) PolygonArg(points [][2]float64) any {
 	}
 	return "(" + strings.Join(parts, ",") + ")"
 }
+
+// NoLimit is the LIMIT parameter that reads every row.
+func (dialect) NoLimit() any { return nil }

@@ -199,8 +199,6 @@ func (dialect) Unwind(arr string, preserve bool) (join, elem, index, order strin
 	return join, "(" + arr + " -> je.fullkey)", "je.key", "je.key"
 }
 
-func (dialect) NoLimit() any { return int64(-1) }
-
 // localTime renders an ISO date as wall-clock text in a time zone (an IANA
 // name or a ±hh:mm offset), in a form strftime reads.
 func localTime(iso, tz string) (string, error) {

@@ -219,3 +219,6 @@ func number(v driver.Value) (float64, bool) {
 	}
 	return 0, false
 }
+
+// NoLimit is the LIMIT parameter that reads every row.
+func (dialect) NoLimit() any { return int64(-1) }
