@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/federation/broker"
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 )
 
 const cannotConnect = "cannot connect to the broker"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 )
 
 // rogue is a raw client publishing whatever a test asks on the broker.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 )
 
 // aclBroker starts a private Mosquitto whose ACL confines the platform

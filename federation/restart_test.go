@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 )
 
 // manyAgentsAcrossRestart serves n agents on the broker at url, then

@@ -15,7 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 	"github.com/parsemcp/parsemcp/tools"
 )
 

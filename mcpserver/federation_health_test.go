@@ -9,7 +9,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/federation"
 	"github.com/parsemcp/parsemcp/federation/broker"
-	"github.com/parsemcp/parsemcp/internal/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
 	"github.com/parsemcp/parsemcp/mcpserver"
 )
 

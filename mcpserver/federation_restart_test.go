@@ -10,7 +10,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/federation"
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 )
 
 var sessionIDRef = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)

@@ -12,7 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 )
 
 // Session bindings are forgotten when the session closes (idle timeout,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/npmcache"
+	"github.com/parsemcp/parsemcp/internal/testing/npmcache"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/tools"
 )

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 )
 
 // TestMain gives the PostgreSQL tests (cancellation reaching the

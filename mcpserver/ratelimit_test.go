@@ -13,7 +13,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/redistest"
+	"github.com/parsemcp/parsemcp/internal/testing/redistest"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/store"

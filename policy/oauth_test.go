@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 )
 
 const oauthPolicy = `

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jonboulle/clockwork"
 
-	"github.com/parsemcp/parsemcp/internal/redistest"
+	"github.com/parsemcp/parsemcp/internal/testing/redistest"
 	"github.com/parsemcp/parsemcp/ratelimit"
 )
 

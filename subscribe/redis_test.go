@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/parsemcp/parsemcp/internal/redistest"
+	"github.com/parsemcp/parsemcp/internal/testing/redistest"
 )
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -11,7 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/tools"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/npmcache"
+	"github.com/parsemcp/parsemcp/internal/testing/npmcache"
 )
 
 // conformanceScenarios are the server scenarios of the official MCP

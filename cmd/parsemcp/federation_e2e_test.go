@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/federation"
-	"github.com/parsemcp/parsemcp/internal/mqtttest"
+	"github.com/parsemcp/parsemcp/internal/testing/mqtttest"
 )
 
 // everythingBin finds @modelcontextprotocol/server-everything, installed

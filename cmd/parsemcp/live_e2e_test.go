@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/internal/pgtest"
-	"github.com/parsemcp/parsemcp/internal/redistest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/redistest"
 )
 
 // Two `parsemcp serve` processes share one PostgreSQL database and Redis:

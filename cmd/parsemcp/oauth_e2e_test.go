@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/npmcache"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/npmcache"
 )
 
 // authServer is a real OAuth authorization server (npm oidc-provider,

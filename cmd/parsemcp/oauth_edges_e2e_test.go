@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/auth"
-	"github.com/parsemcp/parsemcp/internal/fixture"
-	"github.com/parsemcp/parsemcp/internal/npmcache"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/internal/testing/npmcache"
 	"github.com/parsemcp/parsemcp/parse"
 )
 

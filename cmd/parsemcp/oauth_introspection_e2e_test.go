@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/npmcache"
+	"github.com/parsemcp/parsemcp/internal/testing/npmcache"
 )
 
 // introspect asks the authorization server itself whether tok is active,

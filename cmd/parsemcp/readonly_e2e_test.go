@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/internal/parseserver"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 )
 
 // `parsemcp serve` under a PostgreSQL role that may only SELECT: every

@@ -16,9 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/haproxy"
-	"github.com/parsemcp/parsemcp/internal/redistest"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/haproxy"
+	"github.com/parsemcp/parsemcp/internal/testing/redistest"
 )
 
 // cluster is two serve instances sharing a store and a Redis, behind a

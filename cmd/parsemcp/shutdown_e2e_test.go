@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 

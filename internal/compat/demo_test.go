@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/demo"
-	"github.com/parsemcp/parsemcp/internal/parseserver"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/internal/parseserver"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 )
 
 // psDo calls Parse Server with the master key (or a session token) and

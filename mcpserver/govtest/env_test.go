@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/demo"
-	"github.com/parsemcp/parsemcp/internal/parseserver"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/query"

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parsemcp/parsemcp/internal/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"

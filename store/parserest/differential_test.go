@@ -10,7 +10,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/demo"
-	"github.com/parsemcp/parsemcp/internal/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/postgres"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 

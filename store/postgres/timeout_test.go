@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )

@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
-	"github.com/parsemcp/parsemcp/internal/testproc"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/testproc"
 )
 
 // Options configure a Parse Server. Zero values get test defaults.

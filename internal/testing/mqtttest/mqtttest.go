@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/testproc"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/testproc"
 )
 
 // Mosquitto is a broker that belongs to one test: Start, Stop, Restart

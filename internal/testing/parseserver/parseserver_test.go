@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parsemcp/parsemcp/internal/parseserver"
-	"github.com/parsemcp/parsemcp/internal/pgtest"
+	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
+	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }

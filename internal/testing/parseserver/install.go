@@ -19,7 +19,7 @@ func scriptDir() (string, error) {
 	if !ok {
 		return "", errors.New("cannot locate the parseserver package source")
 	}
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "scripts", "parse-server")
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "scripts", "parse-server")
 	if _, err := os.Stat(filepath.Join(dir, "server.js")); err != nil {
 		return "", fmt.Errorf("scripts/parse-server not found: %v", err)
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/testproc"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/testproc"
 )
 
 // PrivateServer is a PostgreSQL cluster that belongs to one test (Private):

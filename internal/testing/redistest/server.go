@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/parsemcp/parsemcp/internal/freeport"
-	"github.com/parsemcp/parsemcp/internal/testproc"
+	"github.com/parsemcp/parsemcp/internal/testing/freeport"
+	"github.com/parsemcp/parsemcp/internal/testing/testproc"
 )
 
 // PrivateServer is a redis-server that belongs to one test (Private): its
