@@ -18,7 +18,7 @@ import (
 // The attack table: every case is one request a non-master agent makes
 // through a real SDK client to break the governance of the fixture. Each
 // must be refused with an exact error code, or answer exactly the rows the
-// agent may read. Expectations are written by hand from internal/fixture:
+// agent may read. Expectations are written by hand from internal/testing/fixture:
 //
 //   - Ticket t000000005 ("Hidden task", priority 5) has ACL {}: nobody but
 //     the master key reads it; t000000001–4 are public.

@@ -18,7 +18,7 @@ import (
 
 // tsClient returns the node binary and a directory holding interop/ts's
 // scripts and the official TypeScript SDK, installed outside the tree
-// (internal/npmcache). It skips when node or the registry is missing,
+// (internal/testing/npmcache). It skips when node or the registry is missing,
 // except in CI.
 func tsClient(t *testing.T) (string, string) {
 	t.Helper()

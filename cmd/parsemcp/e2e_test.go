@@ -405,7 +405,7 @@ func TestServeDemoReusesCache(t *testing.T) {
 }
 
 // typescriptInterop runs the official TypeScript SDK client (interop/ts,
-// installed outside the tree by internal/npmcache) against url. It runs in
+// installed outside the tree by internal/testing/npmcache) against url. It runs in
 // CI; elsewhere it skips without node or the npm registry.
 func typescriptInterop(t *testing.T, url string) {
 	stdout := runNode(t, url, "client.mjs")
@@ -413,7 +413,7 @@ func typescriptInterop(t *testing.T, url string) {
 }
 
 // runNode runs a script of interop/ts (its packages installed outside the
-// tree by internal/npmcache) against url and returns its stdout.
+// tree by internal/testing/npmcache) against url and returns its stdout.
 func runNode(t *testing.T, url, script string) []byte {
 	t.Helper()
 	node, dir := npmcache.Node(t), npmcache.Dir(t, "../../interop/ts")
