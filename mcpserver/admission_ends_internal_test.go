@@ -262,6 +262,31 @@ func (e *admEnv) admitted(t *testing.T, user, sid string) {
 	}
 }
 
+// listenerGivenBack opens one of alice's listening streams (what, opened
+// by open), has a second refused past her share (1 of MaxListeners 2)
+// without it taking anything, closes the first, and requires that the
+// share came back: nothing is held and a new one opens.
+func listenerGivenBack(t *testing.T, e *admEnv, what string, open func(end string) (status int, drop func())) {
+	t.Helper()
+	status, drop := open("first")
+	if status != http.StatusOK {
+		t.Fatalf("%s: %d", what, status)
+	}
+	if status, _ := open("over"); status != http.StatusTooManyRequests {
+		t.Fatalf("a second %s: %d", what, status)
+	}
+	e.waitEnd(t, "over")
+	if _, l, _, _, gl := e.held("alice"); l != 1 || gl != 1 {
+		t.Fatalf("after a refused %s: alice holds %d listening streams, the server %d; want 1 and 1", what, l, gl)
+	}
+	drop()
+	e.waitEnd(t, "first")
+	e.free(t, "alice", 0, 0)
+	if status, _ := open("again"); status != http.StatusOK {
+		t.Fatalf("%s after the first closed: %d", what, status)
+	}
+}
+
 // Every way a request ends gives back what it took of the caps: the
 // principal's in-flight slot (with MaxInFlight 1 its next call is
 // admitted at once, and AdmissionWait is negative, so a slot still held
@@ -415,44 +440,10 @@ func TestAdmissionGivenBackOnEveryEnd(t *testing.T) {
 		}},
 		{"listening stream closed", HTTPOptions{MaxInFlight: 1, MaxListeners: 2}, func(t *testing.T, e *admEnv) {
 			sid := e.session(t, "alice")
-			status, drop := e.open(t, "alice", sid, "get")
-			if status != http.StatusOK {
-				t.Fatalf("GET: %d", status)
-			}
-			// Past the principal's share (1 of 2): refused.
-			if status, _ := e.open(t, "alice", sid, "over"); status != http.StatusTooManyRequests {
-				t.Fatalf("a second GET: %d", status)
-			}
-			e.waitEnd(t, "over")
-			if _, l, _, _, gl := e.held("alice"); l != 1 || gl != 1 {
-				t.Fatalf("after a refused GET: alice holds %d listening streams, the server %d; want 1 and 1", l, gl)
-			}
-			drop()
-			e.waitEnd(t, "get")
-			e.free(t, "alice", 0, 0)
-			if status, _ := e.open(t, "alice", sid, "again"); status != http.StatusOK {
-				t.Fatalf("GET after the first closed: %d", status)
-			}
+			listenerGivenBack(t, e, "GET", func(end string) (int, func()) { return e.open(t, "alice", sid, end) })
 		}},
 		{"subscriptions/listen closed", HTTPOptions{MaxInFlight: 1, MaxListeners: 2}, func(t *testing.T, e *admEnv) {
-			status, drop := e.listen(t, "alice", "listen")
-			if status != http.StatusOK {
-				t.Fatalf("subscriptions/listen: %d", status)
-			}
-			// Past the principal's share (1 of 2): refused.
-			if status, _ := e.listen(t, "alice", "over"); status != http.StatusTooManyRequests {
-				t.Fatalf("a second subscriptions/listen: %d", status)
-			}
-			e.waitEnd(t, "over")
-			if _, l, _, _, gl := e.held("alice"); l != 1 || gl != 1 {
-				t.Fatalf("after a refused listen: alice holds %d listening streams, the server %d; want 1 and 1", l, gl)
-			}
-			drop()
-			e.waitEnd(t, "listen")
-			e.free(t, "alice", 0, 0)
-			if status, _ := e.listen(t, "alice", "again"); status != http.StatusOK {
-				t.Fatalf("subscriptions/listen after the first closed: %d", status)
-			}
+			listenerGivenBack(t, e, "subscriptions/listen", func(end string) (int, func()) { return e.listen(t, "alice", end) })
 		}},
 		{"session idle expiry", HTTPOptions{MaxInFlight: 1, MaxSessionsPerPrincipal: 1, SessionTimeout: time.Minute, StreamlessSessionTimeout: time.Minute}, func(t *testing.T, e *admEnv) {
 			idle := clockwork.NewFakeClock()
