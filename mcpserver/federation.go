@@ -213,14 +213,17 @@ func remoteResult(raw []byte) (*mcp.CallToolResult, error) {
 	return &r, nil
 }
 
-// callInfo is what agent.MayCall judges a call of t by: a local tool's
-// Info, or a remote tool's as the federation holds it now (its
-// annotations, hence its tier and whether it writes, and its agent's
-// team), so that a tool re-announced since the catalog was mirrored is
-// judged as it is.
-func (s *Server) callInfo(ctx context.Context, t *tools.Tool) (agent.ToolInfo, error) {
+// callInfo is what agent.MayCall judges a call of t by agent a: the
+// tool's Info (for a remote tool, as mirrored from the catalog, which the
+// listings use too). Under a personal access token a remote tool is
+// judged as the federation holds it now (its annotations, hence its tier
+// and whether it writes, and its agent's team), so that a tool
+// re-announced since the catalog was mirrored cannot slip past the
+// token's scope; that may fetch the agent's tool list on a cache miss,
+// so calls without a token never wait for it.
+func (s *Server) callInfo(ctx context.Context, a *agent.Agent, t *tools.Tool) (agent.ToolInfo, error) {
 	info := t.Info()
-	if !info.Remote {
+	if !info.Remote || a.Token == nil {
 		return info, nil
 	}
 	ann, e, err := s.fed.Annotations(ctx, t.Name)

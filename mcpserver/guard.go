@@ -38,12 +38,12 @@ func recoverGuard(log *slog.Logger) Guard {
 
 // mayCallGuard refuses a call the agent may not make: agent.MayCall
 // judges it (tier, tool filter, operator gate, token scope and team, in
-// that order) on what the tool is now (callInfo). Every refusal is
+// that order) on what callInfo says of the tool. Every refusal is
 // permission_denied; details.kind says which layer refused.
 func (s *Server) mayCallGuard() Guard {
 	return func(next ToolFunc) ToolFunc {
 		return func(ctx context.Context, inv *Invocation) (any, error) {
-			info, err := s.callInfo(ctx, inv.Tool)
+			info, err := s.callInfo(ctx, inv.Agent, inv.Tool)
 			if err != nil {
 				return nil, err
 			}
