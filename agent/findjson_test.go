@@ -60,7 +60,11 @@ func TestFindJSONIsFindEncoded(t *testing.T) {
 				t.Fatal(err)
 			}
 			gwant, _ := agent.EncodeRows(gobjs)
-			gotGet, err := s.GetJSON(ctx, q.Class, ids, q.Keys)
+			cls, err := s.Class(ctx, q.Class)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotGet, err := cls.GetJSON(ctx, ids, q.Keys)
 			if err != nil {
 				t.Fatalf("%s: GetJSON %s: %v", name, q.Class, err)
 			}

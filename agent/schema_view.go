@@ -5,7 +5,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -89,17 +88,11 @@ func (s *Scope) Schemas(ctx context.Context) ([]parse.Schema, error) {
 
 // Schema returns one visible class's schema, or a *ClassError.
 func (s *Scope) Schema(ctx context.Context, class string) (parse.Schema, error) {
-	if d := s.denial(class); d != "" {
-		return parse.Schema{}, &ClassError{Class: class, Kind: d}
-	}
-	sch, err := s.raw(ctx, class)
-	if errors.Is(err, store.ErrClassNotFound) {
-		return parse.Schema{}, &ClassError{Class: class, Kind: "unknown"}
-	}
+	raw, err := s.resolve(ctx, class)
 	if err != nil {
 		return parse.Schema{}, err
 	}
-	return s.visible(sch), nil
+	return s.visible(raw), nil
 }
 
 // ClassNames returns the names of the visible classes.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -141,23 +140,28 @@ func (s *Scope) Agent() *Agent { return s.agent }
 
 func (s *Scope) principal() parse.Principal { return s.agent.Identity.Principal() }
 
-// authorize checks the class-level permission op (parse.CLP.Decide) and
-// returns the row constraint it implies (pointer permissions), if any.
-func (s *Scope) authorize(ctx context.Context, class string, op parse.Op) (query.Expr, error) {
+// resolve returns class's full schema (raw) once the agent may reach it:
+// a class the agent may not see and a class that does not exist are the
+// same *ClassError. Every surface resolves a class here.
+func (s *Scope) resolve(ctx context.Context, class string) (parse.Schema, error) {
 	if d := s.denial(class); d != "" {
-		return nil, &ClassError{Class: class, Kind: d}
+		return parse.Schema{}, &ClassError{Class: class, Kind: d}
 	}
 	raw, err := s.raw(ctx, class)
 	if errors.Is(err, store.ErrClassNotFound) {
-		return nil, &ClassError{Class: class, Kind: "unknown"}
+		return parse.Schema{}, &ClassError{Class: class, Kind: "unknown"}
 	}
-	if err != nil {
-		return nil, err
-	}
+	return raw, err
+}
+
+// authorize checks the class-level permission op (parse.CLP.Decide) on the
+// class of raw and returns the row constraint it implies (pointer
+// permissions), if any.
+func (s *Scope) authorize(raw parse.Schema, op parse.Op) (query.Expr, error) {
 	d := raw.CLP.Decide(op, s.principal())
 	switch {
 	case !d.Allowed:
-		return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", class, op)}
+		return nil, &DeniedError{Kind: "clp", Msg: fmt.Sprintf("class-level permissions of %s do not allow %s for this agent", raw.ClassName, op)}
 	case d.NoRows:
 		return noRows, nil
 	case len(d.UserFields) == 0:
@@ -195,15 +199,22 @@ func userFieldsRule(raw parse.Schema, fields []string, user string) query.Expr {
 }
 
 // govern checks op on class and returns every row constraint the agent is
-// held to there: the class-level row rules (pointerFields), the canonical
-// filter (unless byID), the agent's filters and the tenant scope. where is
-// the caller's own constraint, checked for tenant spoofing.
+// held to there (see rules).
 func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool, where query.Expr) (query.Expr, error) {
-	rule, err := s.authorize(ctx, class, op)
+	raw, err := s.resolve(ctx, class)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.raw(ctx, class)
+	return s.rules(ctx, raw, op, byID, where)
+}
+
+// rules checks op on the class of raw and returns every row constraint
+// the agent is held to there: the class-level row rules (pointerFields),
+// the canonical filter (unless byID), the agent's filters and the tenant
+// scope. where is the caller's own constraint, checked for tenant
+// spoofing.
+func (s *Scope) rules(ctx context.Context, raw parse.Schema, op parse.Op, byID bool, where query.Expr) (query.Expr, error) {
+	rule, err := s.authorize(raw, op)
 	if err != nil {
 		return nil, err
 	}
@@ -215,34 +226,6 @@ func (s *Scope) govern(ctx context.Context, class string, op parse.Op, byID bool
 		return nil, err
 	}
 	return query.AndOf(rule, rf), nil
-}
-
-// prepare applies the agent's constraints to q for operation op.
-func (s *Scope) prepare(ctx context.Context, q *query.Query, op parse.Op) (*query.Query, parse.Schema, error) {
-	// A get's where is the id list Get built, not the caller's: it names
-	// no tenant, and a foreign id must read as a missing one.
-	callerWhere := q.Where
-	if op == parse.OpGet {
-		callerWhere = nil
-	}
-	rule, err := s.govern(ctx, q.Class, op, op == parse.OpGet, callerWhere)
-	if err != nil {
-		return nil, parse.Schema{}, err
-	}
-	sch, err := s.Schema(ctx, q.Class)
-	if err != nil {
-		return nil, parse.Schema{}, err
-	}
-	out := *q
-	out.Where = query.AndOf(out.Where, rule)
-	out.ReadACL = s.readACL()
-	// Every sub-query ($inQuery, $select, $relatedTo) is governed like a
-	// find on its own class: hidden classes, CLP, ACL, filters and tenant
-	// scope apply to it too.
-	if err := query.Subqueries(out.Where, s.governSub(ctx)); err != nil {
-		return nil, parse.Schema{}, err
-	}
-	return &out, sch, nil
 }
 
 // governSub constrains one sub-query like a find on its class.
@@ -267,125 +250,6 @@ func (s *Scope) Parser(ctx context.Context) query.Parser {
 	return query.Parser{Resolve: func(class string) (parse.Schema, error) { return s.Schema(ctx, class) }}
 }
 
-// Find runs a find. q's where must have been parsed against the visible
-// schema (so it cannot name protected fields).
-func (s *Scope) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
-	return s.find(ctx, q, parse.OpFind)
-}
-
-func (s *Scope) find(ctx context.Context, q *query.Query, op parse.Op) ([]parse.Object, error) {
-	gq, sch, err := s.prepare(ctx, q, op)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.st.Find(ctx, gq)
-	if err != nil {
-		return nil, err
-	}
-	s.redactRows(ctx, sch, rows)
-	return rows, nil
-}
-
-// FindJSON is Find with each row as its JSON text: internal/jsonenc's
-// encoding of the row Find returns, byte for byte. A store that writes
-// rows as JSON (store.JSONFinder) does so straight from its columns,
-// leaving out what redaction would remove, with no object built per row.
-func (s *Scope) FindJSON(ctx context.Context, q *query.Query) ([]json.RawMessage, error) {
-	return s.findJSON(ctx, q, parse.OpFind)
-}
-
-func (s *Scope) findJSON(ctx context.Context, q *query.Query, op parse.Op) ([]json.RawMessage, error) {
-	jf, ok := s.st.(store.JSONFinder)
-	if !ok || parse.OwnsSomeRow(q.Class, s.principal()) {
-		// No JSON path, or rows redacted each its own way (a user's own
-		// _User row): the objects, encoded.
-		rows, err := s.find(ctx, q, op)
-		if err != nil {
-			return nil, err
-		}
-		return EncodeRows(rows)
-	}
-	gq, sch, err := s.prepare(ctx, q, op)
-	if err != nil {
-		return nil, err
-	}
-	return jf.FindJSON(ctx, gq, shown(sch))
-}
-
-// EncodeRows encodes each row as FindJSON gives it.
-func EncodeRows(rows []parse.Object) ([]json.RawMessage, error) {
-	out := make([]json.RawMessage, len(rows))
-	for i, r := range rows {
-		b, err := jsonenc.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
-// redactRows redacts rows of the class of sch, a user's own _User row to
-// its owner view.
-func (s *Scope) redactRows(ctx context.Context, sch parse.Schema, rows []parse.Object) {
-	var owner *parse.Schema
-	for _, row := range rows {
-		view := sch
-		if id, _ := row[parse.FieldObjectID].(string); parse.OwnerExempt(sch.ClassName, id, s.principal()) {
-			if owner == nil {
-				raw, err := s.raw(ctx, sch.ClassName)
-				if err != nil {
-					raw = sch
-				}
-				o := s.ownerView(raw)
-				owner = &o
-			}
-			view = *owner
-		}
-		s.redact(view, row)
-	}
-}
-
-// redact removes every field of row the visible schema does not have.
-func (s *Scope) redact(sch parse.Schema, row parse.Object) {
-	keep := shown(sch)
-	for k := range row {
-		if !keep(k) {
-			delete(row, k)
-		}
-	}
-}
-
-// shown is the redaction rule: a row's field reaches the agent when the
-// schema the agent sees (visible, or its owner view) has it. redact
-// applies it to objects, FindJSON hands it to the store's encoder.
-func shown(sch parse.Schema) func(field string) bool {
-	return func(field string) bool {
-		_, ok := sch.Fields[field]
-		return ok
-	}
-}
-
-// Count counts the rows the agent may see.
-func (s *Scope) Count(ctx context.Context, q *query.Query) (int64, error) {
-	gq, _, err := s.prepare(ctx, q, parse.OpCount)
-	if err != nil {
-		return 0, err
-	}
-	return s.st.Count(ctx, gq)
-}
-
-// Get fetches objects by id (the CLP "get" operation). Ids the agent cannot
-// see are simply absent, exactly like ids that do not exist.
-func (s *Scope) Get(ctx context.Context, class string, ids []string, keys []string) ([]parse.Object, error) {
-	return s.find(ctx, getQuery(class, ids, keys), parse.OpGet)
-}
-
-// GetJSON is Get with each object as its JSON text (see FindJSON).
-func (s *Scope) GetJSON(ctx context.Context, class string, ids []string, keys []string) ([]json.RawMessage, error) {
-	return s.findJSON(ctx, getQuery(class, ids, keys), parse.OpGet)
-}
-
 // getQuery is the find of a get: the ids, at most one row each.
 func getQuery(class string, ids []string, keys []string) *query.Query {
 	vals := make([]any, len(ids))
@@ -403,16 +267,60 @@ func getQuery(class string, ids []string, keys []string) *query.Query {
 // ErrNoExplain is returned when the store cannot show plans.
 var ErrNoExplain = errors.New("this store does not expose query plans")
 
-// Explain returns the database's plan for a find, governed like Find (the
-// plan is for the query the agent's find would really run).
-func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error) {
-	ex, ok := s.st.(store.Explainer)
-	if !ok {
-		return store.Plan{}, ErrNoExplain
+// The scope's reads of one class: each resolves the class (Class) and
+// runs on it. A tool that runs more than one operation on a class
+// resolves it once itself.
+
+// Find runs a find on q's class (Class.Find).
+func (s *Scope) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	c, err := s.Class(ctx, q.Class)
+	if err != nil {
+		return nil, err
 	}
-	gq, _, err := s.prepare(ctx, q, parse.OpFind)
+	return c.Find(ctx, q)
+}
+
+// FindJSON runs a find on q's class (Class.FindJSON).
+func (s *Scope) FindJSON(ctx context.Context, q *query.Query) ([]json.RawMessage, error) {
+	c, err := s.Class(ctx, q.Class)
+	if err != nil {
+		return nil, err
+	}
+	return c.FindJSON(ctx, q)
+}
+
+// Count counts the rows of q's class the agent may see (Class.Count).
+func (s *Scope) Count(ctx context.Context, q *query.Query) (int64, error) {
+	c, err := s.Class(ctx, q.Class)
+	if err != nil {
+		return 0, err
+	}
+	return c.Count(ctx, q)
+}
+
+// Get fetches objects of class by id (Class.Get).
+func (s *Scope) Get(ctx context.Context, class string, ids []string, keys []string) ([]parse.Object, error) {
+	c, err := s.Class(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	return c.Get(ctx, ids, keys)
+}
+
+// Explain returns the plan of a find on q's class (Class.Explain).
+func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error) {
+	c, err := s.Class(ctx, q.Class)
 	if err != nil {
 		return store.Plan{}, err
 	}
-	return ex.Explain(ctx, gq)
+	return c.Explain(ctx, q)
+}
+
+// GetJSON fetches objects of class by id as JSON text (Class.GetJSON).
+func (s *Scope) GetJSON(ctx context.Context, class string, ids []string, keys []string) ([]json.RawMessage, error) {
+	c, err := s.Class(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	return c.GetJSON(ctx, ids, keys)
 }
