@@ -131,18 +131,18 @@ func (c *calls) count() int {
 // so its work stops. A subscriptions/listen stays open until the client
 // leaves; it is tied to its connection too, and ends as soon as Shutdown
 // starts (holdListener), which does not wait for it.
-func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if !needsAgent(method) {
-			return next(ctx, method, req)
+func (s *Server) trackCalls(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		if !needsAgent(r.Method) {
+			return next(ctx, r)
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if res, ok := resolvedFrom(req.GetExtra()); ok && res.conn != nil {
+		if res, ok := resolvedFrom(r.Params.GetExtra()); ok && res.conn != nil {
 			stop := context.AfterFunc(res.conn, cancel)
 			defer stop()
 		}
-		if method == "subscriptions/listen" {
+		if r.Method == "subscriptions/listen" {
 			lctx, end, ok := s.holdListener(ctx, nil)
 			if !ok {
 				return nil, errShuttingDown()
@@ -151,7 +151,7 @@ func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = lctx
 		} else {
 			session := ""
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			if ss, ok := r.Params.GetSession().(*mcp.ServerSession); ok && ss != nil {
 				session = ss.ID()
 			}
 			end, ok := s.calls.start(session, cancel)
@@ -160,6 +160,6 @@ func (s *Server) trackCalls(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			defer end()
 		}
-		return next(ctx, method, req)
+		return next(ctx, r)
 	}
 }

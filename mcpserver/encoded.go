@@ -62,13 +62,13 @@ func placeholder(kind string) (string, []byte) {
 
 // sendEncoded is the receiving middleware that sends tool results'
 // text encoded once (see above).
-func sendEncoded(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
+func sendEncoded(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		if r.Method != "tools/call" {
+			return next(ctx, r)
 		}
 		slot := &encodedSlot{}
-		res, err := next(context.WithValue(ctx, encodedSlotKey{}, slot), method, req)
+		res, err := next(context.WithValue(ctx, encodedSlotKey{}, slot), r)
 		if err != nil || slot.text == nil {
 			return res, err
 		}

@@ -23,15 +23,16 @@ import (
 
 // recoverGuard turns a panic into a sanitized internal error: nothing
 // panics across a request boundary.
-func recoverGuard(log *slog.Logger) Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (res any, err error) {
+func recoverGuard(log *slog.Logger) func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (res any, err error) {
+			inv := r.Call
 			defer func() {
 				if p := recover(); p != nil {
 					err = &tools.Error{Code: tools.CodeInternal, Message: "internal error", Internal: fmt.Errorf("panic in tool %s: %v\n%s", inv.Tool.Name, p, debug.Stack())}
 				}
 			}()
-			return next(ctx, inv)
+			return next(ctx, r)
 		}
 	}
 }
@@ -40,9 +41,10 @@ func recoverGuard(log *slog.Logger) Guard {
 // judges it (tier, tool filter, operator gate, token scope and team, in
 // that order) on what callInfo says of the tool. Every refusal is
 // permission_denied; details.kind says which layer refused.
-func (s *Server) mayCallGuard() Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+func (s *Server) mayCallGuard() func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
 			info, err := s.callInfo(ctx, inv.Agent, inv.Tool)
 			if err != nil {
 				return nil, err
@@ -50,7 +52,7 @@ func (s *Server) mayCallGuard() Guard {
 			if err := inv.Agent.MayCall(info, s.config.Gates); err != nil {
 				return nil, err
 			}
-			return next(ctx, inv)
+			return next(ctx, r)
 		}
 	}
 }
@@ -58,13 +60,14 @@ func (s *Server) mayCallGuard() Guard {
 // argsGuard checks the arguments against the tool's declared input schema
 // once, before the tool runs (tools.CheckArgs): a bad argument is refused
 // with invalid_argument naming it.
-func argsGuard() Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+func argsGuard() func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
 			if err := tools.CheckArgs(inv.Tool, inv.Args); err != nil {
 				return nil, err
 			}
-			return next(ctx, inv)
+			return next(ctx, r)
 		}
 	}
 }
@@ -73,15 +76,16 @@ func argsGuard() Guard {
 // override); the deadline reaches the database through the context: SQLite
 // interrupts the statement, PostgreSQL cancels it.
 // The limit is measured on tm.
-func timeoutGuard(overrides map[string]time.Duration, tm timing) Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+func timeoutGuard(overrides map[string]time.Duration, tm timing) func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
 			limit := inv.Tool.Timeout
 			if d, ok := overrides[inv.Tool.Name]; ok && d > 0 {
 				limit = d
 			}
 			var cancels []context.CancelFunc
-			r := &rearmer{parent: ctx, limit: limit, timing: tm, cancels: &cancels}
+			rearm := &rearmer{parent: ctx, limit: limit, timing: tm, cancels: &cancels}
 			ctx, cancel := tm.withTimeout(ctx, limit)
 			defer func() {
 				cancel()
@@ -89,7 +93,7 @@ func timeoutGuard(overrides map[string]time.Duration, tm timing) Guard {
 					c()
 				}
 			}()
-			return next(context.WithValue(ctx, rearmKey{}, r), inv)
+			return next(context.WithValue(ctx, rearmKey{}, rearm), r)
 		}
 	}
 }
@@ -97,12 +101,13 @@ func timeoutGuard(overrides map[string]time.Duration, tm timing) Guard {
 // auditGuard records one sanitized event per call: argument names, never
 // values; the result's size, never its rows. It records a call that
 // panicked too (as internal), before recoverGuard, outside it, answers.
-func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
-	return func(next ToolFunc) ToolFunc {
+func auditGuard(sink audit.Sink, usdPerMTok float64) func(next Handler) Handler {
+	return func(next Handler) Handler {
 		if sink == nil {
 			return next
 		}
-		return func(ctx context.Context, inv *Invocation) (data any, err error) {
+		return func(ctx context.Context, r *Request) (data any, err error) {
+			inv := r.Call
 			start := time.Now()
 			panicked := true
 			defer func() {
@@ -111,7 +116,7 @@ func auditGuard(sink audit.Sink, usdPerMTok float64) Guard {
 				}
 				recordCall(ctx, sink, usdPerMTok, inv, start, data, err)
 			}()
-			data, err = next(ctx, inv)
+			data, err = next(ctx, r)
 			panicked = false
 			return data, err
 		}
@@ -166,13 +171,14 @@ func argKeys(raw json.RawMessage) []string {
 // refuses too: it fails closed, as unavailable (details.kind
 // "rate_limiter"), which does not blame the caller; the outage is logged
 // at WARN at most once a minute.
-func rateGuard(l ratelimit.Limiter, log *slog.Logger) Guard {
-	return func(next ToolFunc) ToolFunc {
+func rateGuard(l ratelimit.Limiter, log *slog.Logger) func(next Handler) Handler {
+	return func(next Handler) Handler {
 		if l == nil {
 			return next
 		}
 		warn := &rate.Sometimes{First: 1, Interval: time.Minute}
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
 			ok, retry, err := l.Allow(ctx, inv.Agent.Key())
 			secs := max(int(math.Ceil(retry.Seconds())), 1)
 			if err != nil {
@@ -184,7 +190,7 @@ func rateGuard(l ratelimit.Limiter, log *slog.Logger) Guard {
 				return nil, &tools.Error{Code: tools.CodeRateLimited, Details: map[string]any{"retry_after": secs},
 					Message: fmt.Sprintf("too many calls; retry in %d s", secs)}
 			}
-			return next(ctx, inv)
+			return next(ctx, r)
 		}
 	}
 }

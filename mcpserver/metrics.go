@@ -48,11 +48,12 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // guard counts every call, its outcome and its latency.
-func (m *Metrics) guard() Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
+func (m *Metrics) guard() func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
 			start := time.Now()
-			data, err := next(ctx, inv)
+			data, err := next(ctx, r)
 			name := inv.Tool.Name
 			m.latency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 			if err != nil {

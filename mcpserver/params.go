@@ -15,15 +15,15 @@ var loggingLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "er
 // checkParams refuses request parameters the SDK lets through but the
 // specification does not allow, with invalid params: a logging level
 // outside the eight.
-func (s *Server) checkParams(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "logging/setLevel" {
-			p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+func (s *Server) checkParams(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		if r.Method == "logging/setLevel" {
+			p, _ := r.Params.GetParams().(*mcp.SetLoggingLevelParams)
 			if p == nil || !slices.Contains(loggingLevels, p.Level) {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 					Message: "invalid params: level must be one of debug, info, notice, warning, error, critical, alert, emergency"}
 			}
 		}
-		return next(ctx, method, req)
+		return next(ctx, r)
 	}
 }

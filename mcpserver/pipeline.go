@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -14,10 +15,8 @@ import (
 )
 
 // The call pipeline: what a request passes, in order, from the transport
-// to a tool's handler. The three stages are declared here; each step's
-// rule lives in its own file.
-//
-// Over HTTP (handler.ServeHTTP, transport concerns only):
+// to a tool's handler. Over HTTP the handler first makes the transport's
+// checks (handler.ServeHTTP):
 //
 //	request checks: method, Origin, required header, Content-Type
 //	Host on loopback
@@ -28,56 +27,105 @@ import (
 //	the session's owner (404)
 //	caps: listening streams, in-flight calls, streams (429, 503); the session share
 //
-// Every JSON-RPC request, over any transport (receiving, outermost first):
-//
-//	sendEncoded        tool results travel encoded once
-//	traceRequests      the request's span
-//	requestIDs         request id and client address in the context
-//	trackCalls         the call belongs to its session and HTTP request
-//	checkParams        parameters the specification does not allow
-//	resolveAgent       the agent (stdio; over HTTP the handler's)
-//	auditUnknownTools  a call of a tool that does not exist is audited
-//	filterLists        tools/list and resources/list narrowed to the agent
-//
-// Every tool call, local, the application's or a remote agent's
-// (toolGuards, outermost first), then the tool's handler with an
-// agent.Scope:
-//
-//	recover   a panic becomes internal_error
-//	metrics   call counts and durations
-//	audit     one event per call, refusals below included
-//	rate      the principal's rate limit
-//	mayCall   agent.Agent.MayCall: tier, tool filter, gate, token scope and team
-//	args      the arguments against the tool's input schema
-//	cap       the response byte cap
-//	timeout   the tool's time limit, down to the database
+// Then every JSON-RPC request, over any transport, passes the steps of
+// pipeline, the first outermost; each step's rule lives in its own file.
 
-// receiving is the receiving middleware of every JSON-RPC request, in
-// order (the SDK runs the first outermost).
-func (s *Server) receiving() []mcp.Middleware {
-	return []mcp.Middleware{sendEncoded, s.traceRequests, s.requestIDs, s.trackCalls, s.checkParams, s.resolveAgent, s.auditUnknownTools, s.filterLists}
+// pipeline is the ordered list of steps. Those before route run for every
+// request (the SDK's receiving middleware); at route the SDK hands the
+// request to its method: a tools/call to the tool's handler
+// (toolHandler), where every tool call, local, the application's or a
+// remote agent's, passes the steps after route and then the tool.
+func (s *Server) pipeline(opts Options) []Step {
+	return []Step{
+		{"sendEncoded", sendEncoded},               // tool results travel encoded once
+		{"traceRequests", s.traceRequests},         // the request's span
+		{"requestIDs", s.requestIDs},               // request id and client address in the context
+		{"trackCalls", s.trackCalls},               // the call belongs to its session and HTTP request
+		{"checkParams", s.checkParams},             // parameters the specification does not allow
+		{"resolveAgent", s.resolveAgent},           // the agent (stdio; over HTTP the handler's)
+		{"auditUnknownTools", s.auditUnknownTools}, // a call of a tool that does not exist is audited
+		{"filterLists", s.filterLists},             // tools/list and resources/list narrowed to the agent
+		route,
+		{"recover", recoverGuard(s.log)},                               // a panic becomes internal_error
+		{"metrics", s.metrics.guard()},                                 // call counts and durations
+		{"audit", auditGuard(opts.Audit, opts.CostPerMillionTokens)},   // one event per call, refusals below included
+		{"rate", rateGuard(opts.RateLimit, s.log)},                     // the principal's rate limit
+		{"mayCall", s.mayCallGuard()},                                  // agent.Agent.MayCall: tier, tool filter, gate, token scope and team
+		{"args", argsGuard()},                                          // the arguments against the tool's input schema
+		{"cap", capGuard(opts.MaxResponseBytes, opts.ResponseBudgets)}, // the response byte cap
+		{"timeout", timeoutGuard(opts.Timeouts, timing{opts.Clock})},   // the tool's time limit, down to the database
+	}
 }
 
-// toolGuards is the guard chain of every tool call, the first outermost.
-// Audit wraps every guard after it, so each refusal below it leaves an
-// event.
-func (s *Server) toolGuards(opts Options) []Guard {
-	return []Guard{recoverGuard(s.log), s.metrics.guard(), auditGuard(opts.Audit, opts.CostPerMillionTokens), rateGuard(opts.RateLimit, s.log), s.mayCallGuard(), argsGuard(), capGuard(opts.MaxResponseBytes, opts.ResponseBudgets), timeoutGuard(opts.Timeouts, timing{opts.Clock})}
+// Step is one stage of the pipeline: it may refuse, bound, observe or
+// shape what passes it.
+type Step struct {
+	Name string
+	Wrap func(next Handler) Handler
 }
 
-// Invocation is one tool call travelling through the guard chain.
+// Handler handles a request at one point of the pipeline. Before route
+// its result is the request's mcp.Result; after it, the tool's data
+// (shaped into a result by toolHandler).
+type Handler func(ctx context.Context, r *Request) (any, error)
+
+// Request is one JSON-RPC request travelling through the pipeline.
+type Request struct {
+	Method string
+	// Params is the SDK's request: its parameters, session and extra.
+	Params mcp.Request
+	// Call is the tool call, set at route for tools/call.
+	Call *Invocation
+}
+
+// Invocation is one tool call.
 type Invocation struct {
 	Tool  *tools.Tool
 	Agent *agent.Agent
 	Args  json.RawMessage
+	// approve asks the caller's user to approve a destructive call.
+	approve tools.ApproveFunc
 }
 
-// ToolFunc runs an invocation.
-type ToolFunc func(ctx context.Context, inv *Invocation) (any, error)
+// route marks where the SDK routes a request to its method.
+var route = Step{Name: "route"}
 
-// Guard wraps a ToolFunc: it may refuse, bound, observe or shape the call.
-// Guards run in order, the first outermost.
-type Guard func(next ToolFunc) ToolFunc
+// chain wraps h in steps, the first outermost.
+func chain(steps []Step, h Handler) Handler {
+	for i := len(steps) - 1; i >= 0; i-- {
+		h = steps[i].Wrap(h)
+	}
+	return h
+}
+
+// build splits the pipeline at route: the SDK's receiving middleware runs
+// the steps before it, toolHandler's chain (s.calls) the steps after it.
+func (s *Server) build(steps []Step) mcp.Middleware {
+	at := slices.IndexFunc(steps, func(st Step) bool { return st.Name == route.Name })
+	if at < 0 {
+		panic("mcpserver: the pipeline has no route step")
+	}
+	s.callChain = chain(steps[at+1:], s.runTool)
+	before := steps[:at]
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		h := chain(before, func(ctx context.Context, r *Request) (any, error) { return next(ctx, r.Method, r.Params) })
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := h(ctx, &Request{Method: method, Params: req})
+			out, _ := res.(mcp.Result)
+			return out, err
+		}
+	}
+}
+
+// runTool is the end of the pipeline: the tool's handler, with the
+// agent's scope of the store.
+func (s *Server) runTool(ctx context.Context, r *Request) (any, error) {
+	inv := r.Call
+	ctx, span := tracer.Start(ctx, "tool "+inv.Tool.Name)
+	defer span.End()
+	catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
+	return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: inv.approve, Catalog: catalog})
+}
 
 // toolHandler is the SDK handler of a registered tool: it runs the guard
 // chain around the tool and shapes the result.
@@ -92,20 +140,10 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			ctx = context.WithValue(ctx, callSessionKey{}, req.Session.ID())
 		}
 		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
-		approve := s.approvals.hook(req, a)
-		run := ToolFunc(func(ctx context.Context, inv *Invocation) (any, error) {
-			ctx, span := tracer.Start(ctx, "tool "+inv.Tool.Name)
-			defer span.End()
-			catalog := func(category string) []*tools.Tool { return s.catalog(inv.Agent, category) }
-			return inv.Tool.Handler(ctx, &tools.Call{Scope: agent.NewScope(inv.Agent, s.store), Args: inv.Args, Registry: s.tools, Config: s.config, Approve: approve, Catalog: catalog})
-		})
-		for i := len(s.guards) - 1; i >= 0; i-- {
-			run = s.guards[i](run)
-		}
 		ctx, stop := s.startProgress(ctx, req)
-		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments}
+		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a)}
 		ctx, span := startToolSpan(ctx, inv)
-		data, err := run(ctx, inv)
+		data, err := s.callChain(ctx, &Request{Method: "tools/call", Params: req, Call: inv})
 		code := ""
 		if err != nil {
 			code = tools.AsError(err).Code

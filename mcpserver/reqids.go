@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/parsemcp/parsemcp/internal/reqlog"
 )
 
@@ -30,18 +28,18 @@ func withRequestID(next http.Handler) http.Handler {
 // requestIDs puts the request id into each MCP request's context: the
 // HTTP request's, or a new one per message over stdio; and the HTTP
 // client's address (TrustedProxies.Handler), for logs and audit.
-func (s *Server) requestIDs(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (s *Server) requestIDs(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
 		id := ""
-		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		if ex := r.Params.GetExtra(); ex != nil && ex.Header != nil {
 			id = ex.Header.Get(RequestIDHeader)
 		}
 		if !reqlog.ValidRequestID(id) {
 			id = reqlog.NewID()
 		}
-		if res, ok := resolvedFrom(req.GetExtra()); ok && res.conn != nil {
+		if res, ok := resolvedFrom(r.Params.GetExtra()); ok && res.conn != nil {
 			ctx = reqlog.WithClientAddr(ctx, reqlog.ClientAddr(res.conn))
 		}
-		return next(reqlog.WithRequestID(ctx, id), method, req)
+		return next(reqlog.WithRequestID(ctx, id), r)
 	}
 }

@@ -113,9 +113,10 @@ type Server struct {
 	tools   *tools.Registry
 	prompts *prompts.Registry
 	log     *slog.Logger
-	guards  []Guard
-	config  *tools.Config
-	metrics *Metrics
+	// callChain runs a tool call through the pipeline's steps after route.
+	callChain Handler
+	config    *tools.Config
+	metrics   *Metrics
 
 	approvals *approvals
 	heartbeat time.Duration
@@ -193,7 +194,6 @@ func New(opts Options) (*Server, error) {
 		}
 		return float64(n)
 	})
-	s.guards = s.toolGuards(opts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
 		Logger:       sdkLogger(opts.Logger),
@@ -214,7 +214,7 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.receiving()...)
+	s.mcp.AddReceivingMiddleware(s.build(s.pipeline(opts)))
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
@@ -314,18 +314,18 @@ func needsAgent(method string) bool {
 }
 
 // resolveAgent builds the request's agent through the factory.
-func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if !needsAgent(method) {
-			return next(ctx, method, req)
+func (s *Server) resolveAgent(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		if !needsAgent(r.Method) {
+			return next(ctx, r)
 		}
 		var a *agent.Agent
 		var err error
-		if res, ok := resolvedFrom(req.GetExtra()); ok { // resolved by the HTTP handler
+		if res, ok := resolvedFrom(r.Params.GetExtra()); ok { // resolved by the HTTP handler
 			a, err = res.agent, res.err
 		} else {
 			var info RequestInfo
-			if ex := req.GetExtra(); ex != nil {
+			if ex := r.Params.GetExtra(); ex != nil {
 				info.Header = ex.Header
 			}
 			a, err = s.agents(ctx, info)
@@ -334,13 +334,13 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 			if errors.Is(err, agent.ErrUnauthorized) {
 				return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
 			}
-			s.log.ErrorContext(ctx, "agent factory failed", "method", method, "err", err)
+			s.log.ErrorContext(ctx, "agent factory failed", "method", r.Method, "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		}
 		if a == nil {
 			return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
 		}
-		return next(context.WithValue(ctx, agentKey{}, a), method, req)
+		return next(context.WithValue(ctx, agentKey{}, a), r)
 	}
 }
 
@@ -348,17 +348,17 @@ func (s *Server) resolveAgent(next mcp.MethodHandler) mcp.MethodHandler {
 // SDK refuses it before any tool handler, so the guard chain, and its
 // audit guard, never see it): probing for tools leaves a trail like every
 // other refusal.
-func (s *Server) auditUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-		if method != "tools/call" || s.audit == nil || !ok || p == nil {
-			return next(ctx, method, req)
+func (s *Server) auditUnknownTools(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		p, ok := r.Params.GetParams().(*mcp.CallToolParamsRaw)
+		if r.Method != "tools/call" || s.audit == nil || !ok || p == nil {
+			return next(ctx, r)
 		}
 		if _, _, known := s.lookupTool(p.Name); known {
-			return next(ctx, method, req)
+			return next(ctx, r)
 		}
 		start := time.Now()
-		res, err := next(ctx, method, req)
+		res, err := next(ctx, r)
 		inv := &Invocation{Tool: &tools.Tool{Name: p.Name}, Agent: agentFrom(ctx), Args: p.Arguments}
 		recordCall(reqlog.WithCorrelationID(ctx, newCorrelationID()), s.audit, s.auditCost, inv, start, nil,
 			&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", p.Name)})
@@ -369,11 +369,11 @@ func (s *Server) auditUnknownTools(next mcp.MethodHandler) mcp.MethodHandler {
 // filterLists narrows tools/list to what the agent may call
 // (agent.Agent.MayCall decides; and to the optional category) and builds
 // resources/list from the classes it may see.
-func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
+func (s *Server) filterLists(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		switch r.Method {
 		case "tools/list":
-			res, err := next(ctx, method, req)
+			res, err := next(ctx, r)
 			if err != nil {
 				return res, err
 			}
@@ -382,11 +382,11 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, nil
 			}
 			category := ""
-			if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil {
+			if p, ok := r.Params.GetParams().(*mcp.ListToolsParams); ok && p != nil {
 				category, _ = p.Meta["category"].(string)
 			}
 			allowed := s.listable(agentFrom(ctx), category)
-			legacy := legacySession(req.GetSession())
+			legacy := legacySession(r.Params.GetSession())
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))
 			for _, t := range lr.Tools {
 				if !allowed[t.Name] {
@@ -411,13 +411,13 @@ func (s *Server) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, s.internal(ctx, "resources/list", err)
 			}
 			res := &mcp.ListResourcesResult{Resources: make([]*mcp.Resource, 0, len(list))}
-			setCacheable(ctx, req, &res.Cacheable) // built here, not by the SDK
+			setCacheable(ctx, r.Params, &res.Cacheable) // built here, not by the SDK
 			for _, r := range list {
 				res.Resources = append(res.Resources, &mcp.Resource{URI: r.URI, Name: r.Name, Description: r.Description, MIMEType: r.MIMEType})
 			}
 			return res, nil
 		}
-		return next(ctx, method, req)
+		return next(ctx, r)
 	}
 }
 

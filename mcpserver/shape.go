@@ -17,10 +17,11 @@ const DefaultMaxResponseBytes = tools.DefaultResponseBudget
 // export lines) keeps the rows that fit and says how to fetch the rest;
 // any other result over the budget is refused with too_large (tools.Fit).
 // The returned data is the serialized JSON, so it is not marshalled twice.
-func capGuard(budget int, perTool map[string]int) Guard {
-	return func(next ToolFunc) ToolFunc {
-		return func(ctx context.Context, inv *Invocation) (any, error) {
-			data, err := next(ctx, inv)
+func capGuard(budget int, perTool map[string]int) func(next Handler) Handler {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, r *Request) (any, error) {
+			inv := r.Call
+			data, err := next(ctx, r)
 			if err != nil {
 				return nil, err
 			}

@@ -35,19 +35,19 @@ const (
 // traceRequests starts each MCP request's span, continuing the trace of
 // the HTTP request's traceparent header when there is one (over stdio each
 // request starts a trace).
-func (s *Server) traceRequests(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+func (s *Server) traceRequests(next Handler) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		if ex := r.Params.GetExtra(); ex != nil && ex.Header != nil {
 			ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(ex.Header))
 		}
-		name, attrs := method, []attribute.KeyValue{attrMethod.String(method)}
-		if ct, ok := req.(*mcp.CallToolRequest); ok && ct.Params != nil {
+		name, attrs := r.Method, []attribute.KeyValue{attrMethod.String(r.Method)}
+		if ct, ok := r.Params.(*mcp.CallToolRequest); ok && ct.Params != nil {
 			name += " " + ct.Params.Name
 			attrs = append(attrs, attrTool.String(ct.Params.Name))
 		}
 		ctx, span := tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 		defer span.End()
-		res, err := next(ctx, method, req)
+		res, err := next(ctx, r)
 		if err != nil {
 			var je *jsonrpc.Error
 			if errors.As(err, &je) {
