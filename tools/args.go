@@ -95,6 +95,33 @@ func (w Where) parse(ctx context.Context, s *agent.Scope, sch parse.Schema) (que
 	return e, m, err
 }
 
+// JSONObject is an object argument; a string holding a JSON object is
+// accepted too, as models often send one.
+type JSONObject map[string]any
+
+// UnmarshalJSON accepts a JSON object or a string holding one.
+func (o *JSONObject) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		b = []byte(strings.TrimSpace(s))
+	}
+	if string(b) == "null" {
+		*o = nil
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		// A type error gets the argument's name filled in by the decoder.
+		return &json.UnmarshalTypeError{Value: "value", Type: reflect.TypeFor[map[string]any]()}
+	}
+	*o = m
+	return nil
+}
+
 var whereSchema = &jsonschema.Schema{
 	Type:        "object",
 	Description: "Parse where; see " + QueryLanguageURI,
@@ -152,12 +179,59 @@ func listSchema(desc string) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: desc}
 }
 
+func argErr(arg, format string, a ...any) *Error {
+	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q ", arg) + fmt.Sprintf(format, a...), Details: map[string]any{"argument": arg}}
+}
+
+func argRequired(name string) *Error {
+	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q is required", name), Details: map[string]any{"argument": name}}
+}
+
+func intArg(name string, v *int, def, lo, hi int) (int, error) {
+	if v == nil {
+		return def, nil
+	}
+	if *v < lo || *v > hi {
+		return 0, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q must be between %d and %d, got %d", name, lo, hi, *v), Details: map[string]any{"argument": name, "min": lo, "max": hi}}
+	}
+	return *v, nil
+}
+
 // classSchema resolves a class_name argument through the scope.
 func classSchema(ctx context.Context, s *agent.Scope, class string) (parse.Schema, error) {
 	if strings.TrimSpace(class) == "" {
 		return parse.Schema{}, &Error{Code: CodeInvalidArgument, Message: "argument \"class_name\" is required", Details: map[string]any{"argument": "class_name"}}
 	}
 	return s.Schema(ctx, class)
+}
+
+// classObject checks the class_name and object_id arguments of a tool
+// that acts on one object and returns the class's schema.
+func classObject(ctx context.Context, s *agent.Scope, class, id string) (parse.Schema, error) {
+	sch, err := classSchema(ctx, s, class)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	if err := validID("object_id", id); err != nil {
+		return parse.Schema{}, err
+	}
+	return sch, nil
+}
+
+func validID(arg, id string) error {
+	if !parse.ValidObjectID(id) {
+		return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q: %q is not an objectId (letters and digits)", arg, id), Details: map[string]any{"argument": arg}}
+	}
+	return nil
+}
+
+// canonicalScope is the scope a call runs in: the caller may opt out of
+// the classes' canonical filters, never out of anything else.
+func canonicalScope(s *agent.Scope, apply *bool) *agent.Scope {
+	if apply != nil && !*apply {
+		return s.WithoutCanonicalFilter()
+	}
+	return s
 }
 
 // findSpec is the validated where, order, limit and skip of a find-shaped

@@ -17,6 +17,9 @@ const BytesPerToken = 4
 // operator sets none: about 4,000 tokens.
 const DefaultResponseBudget = 4000 * BytesPerToken
 
+// MaxSkip bounds the skip argument of the paged tools.
+const MaxSkip = 10_000_000
+
 // NextCall is the call that continues a result exactly where it stopped.
 type NextCall struct {
 	Tool      string         `json:"tool"`
@@ -62,6 +65,17 @@ func newPage(tool string, args map[string]any, limit, skip, got int, hasMore boo
 	return p
 }
 
+// start starts the page of rows read with one more than limit (the extra
+// one says more follow) and returns the rows of the page.
+func (p *Page) start(rows []any, tool string, next map[string]any, limit, skip int) []any {
+	more := len(rows) > limit
+	if more {
+		rows = rows[:limit]
+	}
+	*p = newPage(tool, next, limit, skip, len(rows), more)
+	return rows
+}
+
 // continueAt marks the page incomplete, continuing at the given skip.
 func (p *Page) continueAt(skip int) {
 	p.Pagination.HasMore = true
@@ -86,6 +100,14 @@ func (p *Page) continueAt(skip int) {
 func (p *Page) cut(kept, had int) {
 	p.RowsLeftOut = had - kept
 	p.continueAt(p.Pagination.Skip + kept)
+}
+
+// pageOf keeps the first limit rows and says whether there were more.
+func pageOf[R any](rows []R, limit int) ([]R, bool) {
+	if len(rows) > limit {
+		return rows[:limit], true
+	}
+	return rows, false
 }
 
 // rowSizer is a Paged result whose rows are encoded already: rowBytes is

@@ -1,6 +1,9 @@
-// Package tools holds the built-in tools, one file per category, and the
-// registry they live in. A tool never touches a store.Store: its handler
-// gets an agent.Scope through the Call.
+// Package tools holds the built-in tools, one file per tool named after
+// it (tools/query_class.go declares query_class: its Tool, arguments,
+// handler and result), the code several tools share in files by concept
+// (args.go, page.go, projection.go, fullscan.go, group.go, pipeline.go,
+// write.go, export_*.go), and the registry they live in. A tool never
+// touches a store.Store: its handler gets an agent.Scope through the Call.
 package tools
 
 import (
@@ -46,68 +49,6 @@ var Categories = map[string]string{
 	CategoryCustom:    "Application-registered tools without a built-in category.",
 	CategoryRemote:    "Tools of remote agents reached through the server's federation, named <type>-<id>__<tool>.",
 }
-
-// Call is one invocation of a tool.
-type Call struct {
-	Scope    *agent.Scope
-	Args     json.RawMessage
-	Registry *Registry
-	Config   *Config
-	// Approve, when set, is asked before a destructive change runs
-	// (delete_object, delete_class, destructive methods); nil approves.
-	Approve ApproveFunc
-	// Catalog, when set, returns the tools the calling agent may call,
-	// optionally of one category: the server's full catalog (remote
-	// agents' tools included, its token's scope applied). Nil: the
-	// registry's tools the agent is allowed.
-	Catalog func(category string) []*Tool
-}
-
-// allowed returns the tools the calling agent may call (of category, when
-// not empty).
-func (c *Call) allowed(category string) []*Tool {
-	switch {
-	case c.Catalog != nil:
-		return c.Catalog(category)
-	case c.Registry == nil:
-		return nil
-	}
-	return c.Registry.Allowed(c.Scope.Agent(), c.gates(), category)
-}
-
-// withScope returns a copy of c running in scope.
-func (c *Call) withScope(scope *agent.Scope) *Call {
-	if scope == c.Scope {
-		return c
-	}
-	cc := *c
-	cc.Scope = scope
-	return &cc
-}
-
-// Config is the operator's tuning of the built-in tools.
-type Config struct {
-	// FullScanThreshold: explain_query refuses a plan that reads a whole
-	// class holding more rows than this (0 disables the refusal).
-	FullScanThreshold int64
-	// ExposeExplain shows the database's plan text and the names of the
-	// indexes a plan uses in explain_query, and index names and keys in
-	// get_schema. Off by default: a plan is an oracle of the index layout.
-	ExposeExplain bool
-	// RefuseFullScans makes query_class, count_objects and export_data
-	// refuse, as explain_query does, a query whose plan reads every row of
-	// a class larger than FullScanThreshold (opt-in).
-	RefuseFullScans bool
-	// FullScanAllowed are the classes RefuseFullScans spares.
-	FullScanAllowed []string
-	// Gates are the operator's environment switches for the write and
-	// schema tools and for declared methods (agent.GatesFromEnv); the zero
-	// value keeps every write path closed.
-	Gates agent.Gates
-}
-
-// DefaultConfig is the configuration when the operator sets none.
-var DefaultConfig = Config{FullScanThreshold: 10000}
 
 // Handler runs a tool. It returns the result data (marshalled to JSON for
 // the client) or an error (see AsError).
@@ -301,22 +242,29 @@ func (r *Registry) Allowed(a *agent.Agent, gates agent.Gates, category string) [
 	return out
 }
 
+// builtins are the constructors of the built-in tools, one a tool, each
+// in the tool's own file.
+var builtins = []func() *Tool{
+	listToolsTool,
+	getAllSchemasTool, getSchemaTool,
+	queryClassTool, countObjectsTool, getObjectTool, getObjectsTool, getSampleObjectsTool,
+	exportDataTool,
+	explainQueryTool,
+	aggregateTool, groupByTool, groupByDateTool, distinctTool,
+	createObjectTool, updateObjectTool, deleteObjectTool, createClassTool, deleteClassTool,
+	callMethodTool,
+	describeAgentTool, wouldPermitTool,
+}
+
 // Builtin returns fresh copies of the built-in tools.
 func Builtin() []*Tool {
-	var out []*Tool
-	out = append(out, discoveryTools()...)
-	out = append(out, schemaTools()...)
-	out = append(out, queryTools()...)
-	out = append(out, exportTools()...)
-	out = append(out, explainTools()...)
-	out = append(out, aggregateTools()...)
-	out = append(out, writeTools()...)
-	out = append(out, methodTools()...)
-	out = append(out, governanceTools()...)
-	for _, t := range out {
+	out := make([]*Tool, 0, len(builtins))
+	for _, mk := range builtins {
+		t := mk()
 		if t.Output == nil {
 			t.Output = ObjectOutput
 		}
+		out = append(out, t)
 	}
 	return out
 }

@@ -15,8 +15,8 @@ import (
 // needs no gate; the method's own tier, the agent's method filter, the
 // method's gate and the class-level permission are checked by the scope.
 
-func methodTools() []*Tool {
-	return []*Tool{{
+func callMethodTool() *Tool {
+	return &Tool{
 		Name:        "call_method",
 		Title:       "Call a method",
 		Category:    CategoryMutation,
@@ -30,7 +30,7 @@ func methodTools() []*Tool {
 			"dry_run":   {Type: "boolean"},
 		}),
 		Handler: callMethod,
-	}}
+	}
 }
 
 type callMethodArgs struct {
@@ -89,42 +89,6 @@ func cloneWithout(m map[string]any, key string) map[string]any {
 		if k != key {
 			out[k] = v
 		}
-	}
-	return out
-}
-
-// MethodsFor lists the methods declared on class that the scope's agent
-// may call (its tier reaches them and its method filter admits them), for
-// get_schema: name, description, permission, instance, destructive,
-// supports_dry_run and the parameters schema. It returns nil when there
-// are none or the class is not accessible. The field template of a method
-// (which fields it writes) is not disclosed.
-func MethodsFor(scope *agent.Scope, class string) []map[string]any {
-	if scope == nil || !scope.Accessible(class) {
-		return nil
-	}
-	a := scope.Agent()
-	var out []map[string]any
-	for _, m := range a.Policy.Catalog.MethodsOf(class) {
-		if !a.Can(m.Permission) || !a.Policy.Methods.AllowsMethod(class, m.Name) {
-			continue
-		}
-		params := m.Parameters
-		if params == nil {
-			params = &jsonschema.Schema{Type: "object"}
-		}
-		entry := map[string]any{
-			"name":             m.Name,
-			"permission":       m.Permission.String(),
-			"instance":         m.Instance,
-			"destructive":      m.Destructive,
-			"supports_dry_run": m.SupportsDryRun,
-			"parameters":       params,
-		}
-		if m.Description != "" {
-			entry["description"] = m.Description
-		}
-		out = append(out, entry)
 	}
 	return out
 }

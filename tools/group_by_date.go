@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
@@ -30,6 +33,30 @@ var dateParts = map[string][][2]string{
 	"hour":    {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}},
 	"minute":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}},
 	"second":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}, {"s", "$second"}},
+}
+
+func groupByDateTool() *Tool {
+	return &Tool{
+		Name:        "group_by_date",
+		Op:          parse.OpFind,
+		Category:    CategoryAggregate,
+		Title:       "Group by date",
+		Description: "Group by interval of a Date field.",
+		Permission:  agent.Readonly,
+		Timeout:     60 * time.Second,
+		ReadOnly:    true,
+		Input: schemaFor[groupByDateArgs](groupInputs(map[string]*jsonschema.Schema{
+			"interval": enumSchema("bucket size", "", dateIntervals...),
+			"timezone": {Type: "string", Default: mustJSON("UTC"), Description: "IANA name or ±hh:mm"},
+		}, "key_asc", DefaultDistinctLimit, MaxDistinctLimit)),
+		Handler: groupByDate,
+	}
+}
+
+type groupByDateArgs struct {
+	groupCommon
+	Interval string `json:"interval" jsonschema:"hour, day, week, month, quarter or year"`
+	Timezone string `json:"timezone,omitempty" jsonschema:"IANA name such as America/New_York, or a fixed offset such as +05:30 (default UTC)"`
 }
 
 func groupByDate(ctx context.Context, c *Call) (any, error) {

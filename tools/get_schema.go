@@ -14,93 +14,22 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 )
 
-func schemaTools() []*Tool {
-	return []*Tool{
-		{
-			Name:        "get_all_schemas",
-			Title:       "All schemas",
-			Category:    CategorySchema,
-			Description: "Start here: the classes you can access, with field types.",
-			Permission:  agent.Readonly,
-			Timeout:     15 * time.Second,
-			ReadOnly:    true,
-			Input: schemaFor[getAllSchemasArgs](map[string]*jsonschema.Schema{
-				"names": listSchema("exact class names"),
-			}),
-			Handler: getAllSchemas,
-		},
-		{
-			Name:        "get_schema",
-			Title:       "Class schema",
-			Category:    CategorySchema,
-			Description: "One class in detail: fields, targets, permissions, methods.",
-			Permission:  agent.Readonly,
-			Timeout:     10 * time.Second,
-			ReadOnly:    true,
-			Input:       schemaFor[classArgs](nil),
-			Handler:     getSchema,
-		},
+func getSchemaTool() *Tool {
+	return &Tool{
+		Name:        "get_schema",
+		Title:       "Class schema",
+		Category:    CategorySchema,
+		Description: "One class in detail: fields, targets, permissions, methods.",
+		Permission:  agent.Readonly,
+		Timeout:     10 * time.Second,
+		ReadOnly:    true,
+		Input:       schemaFor[classArgs](nil),
+		Handler:     getSchema,
 	}
-}
-
-type getAllSchemasArgs struct {
-	Names  StringList `json:"names,omitempty" jsonschema:"only these classes (exact names)"`
-	Prefix string     `json:"prefix,omitempty" jsonschema:"class name prefix"`
 }
 
 type classArgs struct {
 	ClassName string `json:"class_name"`
-}
-
-// typeLabel renders a field type compactly: "Pointer<Project>".
-func typeLabel(f parse.Field) string {
-	if f.TargetClass != "" {
-		return fmt.Sprintf("%s<%s>", f.Type, f.TargetClass)
-	}
-	return string(f.Type)
-}
-
-func getAllSchemas(ctx context.Context, c *Call) (any, error) {
-	args, err := decodeArgs[getAllSchemasArgs](c.Args)
-	if err != nil {
-		return nil, err
-	}
-	schemas, err := c.Scope.Schemas(ctx)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, n := range args.Names {
-		want[n] = true
-	}
-	builtIn, custom := []any{}, []any{}
-	for _, sch := range schemas {
-		if len(want) > 0 && !want[sch.ClassName] {
-			continue
-		}
-		if args.Prefix != "" && !strings.HasPrefix(sch.ClassName, args.Prefix) {
-			continue
-		}
-		fields := map[string]string{}
-		for name, f := range sch.Fields {
-			fields[name] = typeLabel(f)
-		}
-		entry := map[string]any{"name": sch.ClassName, "field_count": len(fields), "fields": fields}
-		if m := c.Scope.ClassMeta(sch.ClassName); m != nil && m.Description != "" {
-			entry["description"] = m.Description
-		}
-		if parse.IsSystemClass(sch.ClassName) {
-			builtIn = append(builtIn, entry)
-		} else {
-			custom = append(custom, entry)
-		}
-	}
-	return map[string]any{
-		"total":    len(builtIn) + len(custom),
-		"built_in": builtIn,
-		"custom":   custom,
-		"note":     "Use get_schema(class_name) for required flags, pointer query hints and indexes; count_objects to size a class before querying it.",
-	}, nil
 }
 
 func getSchema(ctx context.Context, c *Call) (any, error) {
@@ -113,6 +42,16 @@ func getSchema(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	return describeSchema(c.Scope, sch, c.config().ExposeExplain), nil
+}
+
+// DescribeSchema is the get_schema result for a class the scope may see,
+// without index names (the parse://{class_name}/schema resource).
+func DescribeSchema(ctx context.Context, s *agent.Scope, class string) (map[string]any, error) {
+	sch, err := s.Schema(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	return describeSchema(s, sch, false), nil
 }
 
 // describeSchema is the get_schema result (also the parse://{class}/schema
@@ -273,4 +212,40 @@ func whereFieldNames(where map[string]any, acc []string) []string {
 		acc = append(acc, head)
 	}
 	return acc
+}
+
+// MethodsFor lists the methods declared on class that the scope's agent
+// may call (its tier reaches them and its method filter admits them), for
+// get_schema: name, description, permission, instance, destructive,
+// supports_dry_run and the parameters schema. It returns nil when there
+// are none or the class is not accessible. The field template of a method
+// (which fields it writes) is not disclosed.
+func MethodsFor(scope *agent.Scope, class string) []map[string]any {
+	if scope == nil || !scope.Accessible(class) {
+		return nil
+	}
+	a := scope.Agent()
+	var out []map[string]any
+	for _, m := range a.Policy.Catalog.MethodsOf(class) {
+		if !a.Can(m.Permission) || !a.Policy.Methods.AllowsMethod(class, m.Name) {
+			continue
+		}
+		params := m.Parameters
+		if params == nil {
+			params = &jsonschema.Schema{Type: "object"}
+		}
+		entry := map[string]any{
+			"name":             m.Name,
+			"permission":       m.Permission.String(),
+			"instance":         m.Instance,
+			"destructive":      m.Destructive,
+			"supports_dry_run": m.SupportsDryRun,
+			"parameters":       params,
+		}
+		if m.Description != "" {
+			entry["description"] = m.Description
+		}
+		out = append(out, entry)
+	}
+	return out
 }

@@ -34,8 +34,8 @@ const (
 	ExportText     = "text"
 )
 
-func exportTools() []*Tool {
-	return []*Tool{{
+func exportDataTool() *Tool {
+	return &Tool{
 		Name:        "export_data",
 		Op:          parse.OpFind,
 		Category:    CategoryExport,
@@ -56,7 +56,7 @@ func exportTools() []*Tool {
 			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "see aggregate"},
 		}),
 		Handler: exportData,
-	}}
+	}
 }
 
 var columnsSchema = &jsonschema.Schema{
@@ -280,16 +280,6 @@ func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportA
 	}
 	next := map[string]any{"class_name": sch.ClassName, "pipeline": json.RawMessage(raw)}
 	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
-}
-
-// withStage appends a stage (JSON text) to a raw pipeline, keeping its
-// text and so its $sort key order.
-func withStage(raw []byte, stage string) []byte {
-	body := bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")))
-	if len(bytes.TrimSpace(bytes.TrimPrefix(body, []byte("[")))) == 0 {
-		return []byte("[" + stage + "]")
-	}
-	return []byte(string(body) + "," + stage + "]")
 }
 
 // ExportResult is the answer of export_data: the rendered rows.

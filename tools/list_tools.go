@@ -9,8 +9,8 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 )
 
-func discoveryTools() []*Tool {
-	return []*Tool{{
+func listToolsTool() *Tool {
+	return &Tool{
 		Name:        "list_tools",
 		Title:       "List tools",
 		Category:    CategoryDiscovery,
@@ -20,7 +20,7 @@ func discoveryTools() []*Tool {
 		ReadOnly:    true,
 		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom, CategoryRemote)}),
 		Handler:     listTools,
-	}}
+	}
 }
 
 type listToolsArgs struct {
@@ -37,21 +37,4 @@ func listTools(_ context.Context, c *Call) (any, error) {
 		list = append(list, map[string]any{"name": t.Name, "category": t.Category, "description": t.Description})
 	}
 	return map[string]any{"tools": list, "categories": Categories}, nil
-}
-
-// config returns the call's configuration (DefaultConfig without one).
-func (c *Call) config() *Config {
-	if c.Config == nil {
-		return &DefaultConfig
-	}
-	return c.Config
-}
-
-// gates returns the operator gates of the call (all closed without a
-// configuration).
-func (c *Call) gates() agent.Gates {
-	if c.Config == nil {
-		return agent.Gates{}
-	}
-	return c.Config.Gates
 }

@@ -1,0 +1,58 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
+)
+
+func countObjectsTool() *Tool {
+	return &Tool{
+		Name:        "count_objects",
+		Op:          parse.OpCount,
+		Category:    CategoryQuery,
+		Title:       "Count objects",
+		Description: "Count objects matching a where (cheap).",
+		Permission:  agent.Readonly,
+		Timeout:     20 * time.Second,
+		ReadOnly:    true,
+		Input:       schemaFor[countArgs](map[string]*jsonschema.Schema{"where": whereRef, "apply_canonical_filter": canonicalSchema}),
+		Handler:     countObjects,
+	}
+}
+
+type countArgs struct {
+	ClassName            string `json:"class_name"`
+	Where                Where  `json:"where,omitempty"`
+	ApplyCanonicalFilter *bool  `json:"apply_canonical_filter,omitempty"`
+}
+
+func countObjects(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[countArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
+	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	if err != nil {
+		return nil, err
+	}
+	where, _, err := args.Where.parse(ctx, c.Scope, sch)
+	if err != nil {
+		return nil, err
+	}
+	q := &query.Query{Class: sch.ClassName, Where: where}
+	if err := guardFullScan(ctx, c, q); err != nil {
+		return nil, err
+	}
+	n, err := c.Scope.Count(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"class_name": sch.ClassName, "count": n}, nil
+}

@@ -1,0 +1,93 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+func groupByTool() *Tool {
+	return &Tool{
+		Name:        "group_by",
+		Op:          parse.OpFind,
+		Category:    CategoryAggregate,
+		Title:       "Group by a field",
+		Description: "Aggregate per value of a field.",
+		Permission:  agent.Readonly,
+		Timeout:     60 * time.Second,
+		ReadOnly:    true,
+		Input: schemaFor[groupByArgs](groupInputs(map[string]*jsonschema.Schema{
+			"flatten_arrays": {Type: "boolean", Default: mustJSON(true), Description: "count Array elements"},
+		}, "value_desc", DefaultGroupLimit, MaxGroupLimit)),
+		Handler: groupBy,
+	}
+}
+
+type groupByArgs struct {
+	groupCommon
+	FlattenArrays *bool `json:"flatten_arrays,omitempty" jsonschema:"for an Array field, count each element once per row (default true)"`
+}
+
+func groupBy(ctx context.Context, c *Call) (any, error) {
+	args, err := decodeArgs[groupByArgs](c.Args)
+	if err != nil {
+		return nil, err
+	}
+	sch, f, stages, acc, sort, err := groupSetup(ctx, c, args.groupCommon, "value_desc")
+	if err != nil {
+		return nil, err
+	}
+	limit, err := intArg("limit", args.Limit, DefaultGroupLimit, 1, MaxGroupLimit)
+	if err != nil {
+		return nil, err
+	}
+	if f.Type == parse.TypeArray && (args.FlattenArrays == nil || *args.FlattenArrays) {
+		stages = append(stages, map[string]any{"$unwind": "$" + args.Field})
+	}
+	stages = append(stages,
+		map[string]any{"$group": map[string]any{"_id": "$" + args.Field, "value": acc}},
+		sortStage(sort, "objectId"))
+	if args.Skip > 0 {
+		stages = append(stages, map[string]any{"$skip": args.Skip})
+	}
+	stages = append(stages, map[string]any{"$limit": limit + 1})
+	params := map[string]any{"field": args.Field, "operation": opName(args.Operation), "sort": sort, "limit": limit}
+	if args.ValueField != "" {
+		params["value_field"] = args.ValueField
+	}
+	if args.FlattenArrays != nil {
+		params["flatten_arrays"] = *args.FlattenArrays
+	}
+	if args.DryRun {
+		if err := checkStages(ctx, c, sch, stages); err != nil {
+			return nil, err
+		}
+		return dryRun(sch.ClassName, params, stages), nil
+	}
+	_, rows, err := runStages(ctx, c, sch, stages)
+	if err != nil {
+		return nil, err
+	}
+	groups := groupRows(rows, "objectId")
+	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Operation: opName(args.Operation), Sort: sort}
+	res.setRows(groups, "group_by", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
+	if f.Type == parse.TypePointer {
+		res.PointerClass = f.TargetClass
+		res.Hint = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)
+	}
+	return res, nil
+}
+
+// groupRows turns {objectId: key, value: v} rows into {key, value} groups.
+func groupRows(rows []map[string]any, keyField string) []any {
+	out := make([]any, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, map[string]any{"key": r[keyField], "value": r["value"]})
+	}
+	return out
+}
