@@ -315,12 +315,3 @@ func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 	}
 	return c.Explain(ctx, q)
 }
-
-// GetJSON fetches objects of class by id as JSON text (Class.GetJSON).
-func (s *Scope) GetJSON(ctx context.Context, class string, ids []string, keys []string) ([]json.RawMessage, error) {
-	c, err := s.Class(ctx, class)
-	if err != nil {
-		return nil, err
-	}
-	return c.GetJSON(ctx, ids, keys)
-}

@@ -84,14 +84,15 @@ func (w Where) object() (map[string]any, error) {
 	return m, nil
 }
 
-// parse parses the constraint against sch; other classes named by
-// $inQuery/$select/$relatedTo resolve through the scope.
-func (w Where) parse(ctx context.Context, s *agent.Scope, sch parse.Schema) (query.Expr, map[string]any, error) {
+// parse parses the constraint against the schema the agent sees of cls;
+// other classes named by $inQuery/$select/$relatedTo resolve through the
+// scope.
+func (w Where) parse(ctx context.Context, cls *agent.Class) (query.Expr, map[string]any, error) {
 	m, err := w.object()
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := s.Parser(ctx).Where(sch, m)
+	e, err := cls.Where(ctx, m)
 	return e, m, err
 }
 
@@ -197,25 +198,47 @@ func intArg(name string, v *int, def, lo, hi int) (int, error) {
 	return *v, nil
 }
 
-// classSchema resolves a class_name argument through the scope.
-func classSchema(ctx context.Context, s *agent.Scope, class string) (parse.Schema, error) {
+// openClass resolves a class_name argument through the scope, once per
+// operation: the tool parses its arguments against the class's schema
+// and runs its find, count or get on it (agent.Class).
+func openClass(ctx context.Context, s *agent.Scope, class string) (*agent.Class, error) {
 	if strings.TrimSpace(class) == "" {
-		return parse.Schema{}, &Error{Code: CodeInvalidArgument, Message: "argument \"class_name\" is required", Details: map[string]any{"argument": "class_name"}}
+		return nil, &Error{Code: CodeInvalidArgument, Message: "argument \"class_name\" is required", Details: map[string]any{"argument": "class_name"}}
 	}
-	return s.Schema(ctx, class)
+	return s.Class(ctx, class)
+}
+
+// classSchema is the schema the agent sees of a class_name argument, for
+// a tool that reads no rows of it.
+func classSchema(ctx context.Context, s *agent.Scope, class string) (parse.Schema, error) {
+	cls, err := openClass(ctx, s, class)
+	if err != nil {
+		return parse.Schema{}, err
+	}
+	return cls.Schema, nil
 }
 
 // classObject checks the class_name and object_id arguments of a tool
 // that acts on one object and returns the class's schema.
 func classObject(ctx context.Context, s *agent.Scope, class, id string) (parse.Schema, error) {
-	sch, err := classSchema(ctx, s, class)
+	cls, err := openObject(ctx, s, class, id)
 	if err != nil {
 		return parse.Schema{}, err
 	}
-	if err := validID("object_id", id); err != nil {
-		return parse.Schema{}, err
+	return cls.Schema, nil
+}
+
+// openObject is openClass for a tool that acts on one object: the
+// object_id argument is checked too.
+func openObject(ctx context.Context, s *agent.Scope, class, id string) (*agent.Class, error) {
+	cls, err := openClass(ctx, s, class)
+	if err != nil {
+		return nil, err
 	}
-	return sch, nil
+	if err := validID("object_id", id); err != nil {
+		return nil, err
+	}
+	return cls, nil
 }
 
 func validID(arg, id string) error {
@@ -244,7 +267,7 @@ type findSpec struct {
 	skip     int
 }
 
-func parseFind(ctx context.Context, s *agent.Scope, sch parse.Schema, w Where, order string, limit *int, def, max, skip int) (findSpec, error) {
+func parseFind(ctx context.Context, cls *agent.Class, w Where, order string, limit *int, def, max, skip int) (findSpec, error) {
 	var f findSpec
 	var err error
 	if f.limit, err = intArg("limit", limit, def, 1, max); err != nil {
@@ -254,9 +277,9 @@ func parseFind(ctx context.Context, s *agent.Scope, sch parse.Schema, w Where, o
 		return f, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
 	}
 	f.skip = skip
-	if f.where, f.whereObj, err = w.parse(ctx, s, sch); err != nil {
+	if f.where, f.whereObj, err = w.parse(ctx, cls); err != nil {
 		return f, err
 	}
-	f.order, err = query.ParseOrder(sch, order)
+	f.order, err = query.ParseOrder(cls.Schema, order)
 	return f, err
 }

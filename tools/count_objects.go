@@ -38,21 +38,21 @@ func countObjects(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
-	where, _, err := args.Where.parse(ctx, c.Scope, sch)
+	where, _, err := args.Where.parse(ctx, cls)
 	if err != nil {
 		return nil, err
 	}
-	q := &query.Query{Class: sch.ClassName, Where: where}
-	if err := guardFullScan(ctx, c, q); err != nil {
+	q := &query.Query{Class: cls.Name(), Where: where}
+	if err := guardFullScan(ctx, c, cls, q); err != nil {
 		return nil, err
 	}
-	n, err := c.Scope.Count(ctx, q)
+	n, err := cls.Count(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"class_name": sch.ClassName, "count": n}, nil
+	return map[string]any{"class_name": cls.Name(), "count": n}, nil
 }

@@ -39,17 +39,18 @@ func explainQuery(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, 0)
+	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, 0)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	where, order, limit := spec.where, spec.order, spec.limit
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit}
-	plan, err := c.Scope.Explain(ctx, q)
+	plan, err := cls.Explain(ctx, q)
 	if errors.Is(err, agent.ErrNoExplain) {
 		return nil, &Error{Code: CodeInvalidArgument, Message: err.Error()}
 	}
@@ -67,7 +68,7 @@ func explainQuery(ctx context.Context, c *Call) (any, error) {
 		if len(suggest) > 0 {
 			res["suggested_index"] = suggest
 		}
-		if err := refuseFullScan(ctx, c, sch.ClassName, suggest); err != nil {
+		if err := refuseFullScan(ctx, c, cls, suggest); err != nil {
 			return nil, err
 		}
 	}

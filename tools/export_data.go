@@ -90,10 +90,11 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	format, err := exportFormat(args.Format)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if len(args.Pipeline) > 0 {
 		return exportPipeline(ctx, c, sch, args, format)
 	}
-	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
+	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +149,10 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: top}
-	if err := guardFullScan(ctx, c, q); err != nil {
+	if err := guardFullScan(ctx, c, cls, q); err != nil {
 		return nil, err
 	}
-	rows, err := c.Scope.Find(ctx, q)
+	rows, err := cls.Find(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if hasMore {
 		rows = rows[:limit]
 	}
-	if err := c.Scope.Include(ctx, sch, rows, include, sub); err != nil {
+	if err := cls.Include(ctx, rows, include, sub); err != nil {
 		return nil, err
 	}
 

@@ -18,29 +18,30 @@ const CodeFullScan = "full_scan_refused"
 // guardFullScan refuses, when the operator opted in (RefuseFullScans) and
 // the class is not allowed one, a query whose plan reads every row of a
 // class larger than the threshold: the same rule as explain_query.
-func guardFullScan(ctx context.Context, c *Call, q *query.Query) error {
+func guardFullScan(ctx context.Context, c *Call, cls *agent.Class, q *query.Query) error {
 	cfg := c.config()
-	if !cfg.RefuseFullScans || cfg.FullScanThreshold <= 0 || slices.Contains(cfg.FullScanAllowed, q.Class) {
+	if !cfg.RefuseFullScans || cfg.FullScanThreshold <= 0 || slices.Contains(cfg.FullScanAllowed, cls.Name()) {
 		return nil
 	}
-	plan, err := c.Scope.Explain(ctx, q)
+	plan, err := cls.Explain(ctx, q)
 	if errors.Is(err, agent.ErrNoExplain) {
 		return nil // a backend without plans cannot tell
 	}
 	if err != nil || !plan.FullScan {
 		return err
 	}
-	return refuseFullScan(ctx, c, q.Class, suggestIndex(q.Where, q.Order))
+	return refuseFullScan(ctx, c, cls, suggestIndex(q.Where, q.Order))
 }
 
 // refuseFullScan refuses a full scan of class when it holds more rows
 // than the threshold.
-func refuseFullScan(ctx context.Context, c *Call, class string, suggest []map[string]int) error {
+func refuseFullScan(ctx context.Context, c *Call, cls *agent.Class, suggest []map[string]int) error {
 	cfg := c.config()
 	if cfg.FullScanThreshold <= 0 {
 		return nil
 	}
-	n, err := c.Scope.Count(ctx, &query.Query{Class: class})
+	class := cls.Name()
+	n, err := cls.Count(ctx, &query.Query{Class: class})
 	if err != nil || n <= cfg.FullScanThreshold {
 		return err
 	}

@@ -41,15 +41,16 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classObject(ctx, c.Scope, args.ClassName, args.ObjectID)
+	cls, err := openObject(ctx, c.Scope, args.ClassName, args.ObjectID)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	_, _, include, err := projection(sch, nil, args.Include)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := getRows(ctx, c.Scope, sch, []string{args.ObjectID}, include)
+	rows, err := getRows(ctx, cls, []string{args.ObjectID}, include)
 	if err != nil {
 		return nil, err
 	}
@@ -60,15 +61,15 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 }
 
 // getRows reads objects by id as JSON text, as findRows reads a find's.
-func getRows(ctx context.Context, s *agent.Scope, sch parse.Schema, ids []string, include []string) ([]json.RawMessage, error) {
+func getRows(ctx context.Context, cls *agent.Class, ids []string, include []string) ([]json.RawMessage, error) {
 	if len(include) == 0 {
-		return s.GetJSON(ctx, sch.ClassName, ids, nil)
+		return cls.GetJSON(ctx, ids, nil)
 	}
-	rows, err := s.Get(ctx, sch.ClassName, ids, nil)
+	rows, err := cls.Get(ctx, ids, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Include(ctx, sch, rows, include, nil); err != nil {
+	if err := cls.Include(ctx, rows, include, nil); err != nil {
 		return nil, err
 	}
 	return agent.EncodeRows(rows)

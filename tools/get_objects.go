@@ -43,10 +43,11 @@ func getObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	var ids []string
 	seen := map[string]bool{}
 	for _, id := range args.IDs {
@@ -68,11 +69,11 @@ func getObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := c.Scope.Get(ctx, sch.ClassName, ids, nil)
+	rows, err := cls.Get(ctx, ids, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Scope.Include(ctx, sch, rows, include, nil); err != nil {
+	if err := cls.Include(ctx, rows, include, nil); err != nil {
 		return nil, err
 	}
 	byID := make(map[string]parse.Object, len(rows))

@@ -42,7 +42,7 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
@@ -50,12 +50,12 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := Samples(ctx, c.Scope, sch.ClassName, limit)
+	rows, err := samples(ctx, cls, limit)
 	if err != nil {
 		return nil, err
 	}
 	rows = nonNil(rows)
-	res := map[string]any{"class_name": sch.ClassName, "sample_count": len(rows), "results": rows}
+	res := map[string]any{"class_name": cls.Name(), "sample_count": len(rows), "results": rows}
 	if el := elideLarge(rows, nil); len(el) > 0 {
 		res["elided_fields"] = el
 	}
@@ -65,7 +65,15 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 // Samples returns the limit most recently created objects the scope may
 // see (also the parse://{class}/samples resource).
 func Samples(ctx context.Context, s *agent.Scope, class string, limit int) ([]parse.Object, error) {
-	return s.Find(ctx, &query.Query{Class: class, Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit})
+	cls, err := s.Class(ctx, class)
+	if err != nil {
+		return nil, err
+	}
+	return samples(ctx, cls, limit)
+}
+
+func samples(ctx context.Context, cls *agent.Class, limit int) ([]parse.Object, error) {
+	return cls.Find(ctx, &query.Query{Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit})
 }
 
 func nonNil(rows []parse.Object) []parse.Object {

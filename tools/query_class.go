@@ -58,8 +58,8 @@ type queryArgs struct {
 // largeFieldKeys returns the keys of a query that names none: every
 // visible field but the class's large fields, and the large fields left
 // out (nil, nil when the class declares none).
-func largeFieldKeys(scope *agent.Scope, sch parse.Schema) (keys, omitted []string) {
-	m := scope.ClassMeta(sch.ClassName)
+func largeFieldKeys(cls *agent.Class) (keys, omitted []string) {
+	sch, m := cls.Schema, cls.Meta()
 	if m == nil || len(m.LargeFields) == 0 {
 		return nil, nil
 	}
@@ -85,11 +85,12 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := parseFind(ctx, c.Scope, sch, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, args.Skip)
+	sch := cls.Schema
+	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, args.Skip)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +101,13 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	}
 	var omitted []string
 	if args.Keys == nil {
-		keys, omitted = largeFieldKeys(c.Scope, sch)
+		keys, omitted = largeFieldKeys(cls)
 	}
 	q := &query.Query{Class: sch.ClassName, Where: where, Order: order, Limit: limit + 1, Skip: args.Skip, Keys: keys}
-	if err := guardFullScan(ctx, c, q); err != nil {
+	if err := guardFullScan(ctx, c, cls, q); err != nil {
 		return nil, err
 	}
-	rows, hasMore, err := findRows(ctx, c.Scope, q, limit, sch, include, sub)
+	rows, hasMore, err := findRows(ctx, cls, q, limit, include, sub)
 	if err != nil {
 		return nil, err
 	}
@@ -152,21 +153,21 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 // findRows reads a find's page (q reads limit+1 rows: one more says more
 // follow) as JSON text: straight from the store without includes, else as
 // objects whose pointers the scope replaces by the included objects.
-func findRows(ctx context.Context, s *agent.Scope, q *query.Query, limit int, sch parse.Schema, include []string, sub map[string][]string) (rows []json.RawMessage, hasMore bool, err error) {
+func findRows(ctx context.Context, cls *agent.Class, q *query.Query, limit int, include []string, sub map[string][]string) (rows []json.RawMessage, hasMore bool, err error) {
 	if len(include) == 0 {
-		rows, err := s.FindJSON(ctx, q)
+		rows, err := cls.FindJSON(ctx, q)
 		if err != nil {
 			return nil, false, err
 		}
 		rows, hasMore = pageOf(rows, limit)
 		return rows, hasMore, nil
 	}
-	objs, err := s.Find(ctx, q)
+	objs, err := cls.Find(ctx, q)
 	if err != nil {
 		return nil, false, err
 	}
 	objs, hasMore = pageOf(objs, limit)
-	if err := s.Include(ctx, sch, objs, include, sub); err != nil {
+	if err := cls.Include(ctx, objs, include, sub); err != nil {
 		return nil, false, err
 	}
 	rows, err = agent.EncodeRows(objs)
