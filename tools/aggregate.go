@@ -25,9 +25,12 @@ var pipelineSchema = &jsonschema.Schema{
 	Examples:    []any{[]any{map[string]any{"$match": map[string]any{"status": "open"}}, map[string]any{"$group": map[string]any{"_id": "$priority", "n": map[string]any{"$sum": 1}}}}},
 }
 
+// aggregateName is the tool's name (its next_call names it too).
+const aggregateName = "aggregate"
+
 func aggregateTool() *Tool {
 	return &Tool{
-		Name:        "aggregate",
+		Name:        aggregateName,
 		Op:          parse.OpFind,
 		Category:    CategoryAggregate,
 		Title:       "Aggregate",
@@ -126,7 +129,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	if args.ApplyCanonicalFilter != nil {
 		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
 	}
-	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: "aggregate", args: next,
+	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: aggregateName, args: next,
 		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(userRaw, skip) }}
 	return res, nil
 }

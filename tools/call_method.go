@@ -15,16 +15,21 @@ import (
 // needs no gate; the method's own tier, the agent's method filter, the
 // method's gate and the class-level permission are checked by the scope.
 
+// callMethodName is the tool's name (its approvals name it too).
+const callMethodName = "call_method"
+
 func callMethodTool() *Tool {
 	return &Tool{
-		Name:        "call_method",
+		Name:        callMethodName,
 		Title:       "Call a method",
 		Category:    CategoryMutation,
 		Description: "Call a class's declared method (see get_schema); instance methods need object_id.",
 		Permission:  agent.Readonly,
 		Gate:        agent.GateNone,
 		Destructive: true, // some declared methods are
-		Timeout:     30 * time.Second,
+		// would_permit judges the method named in method_name.
+		MethodArg: "method_name",
+		Timeout:   30 * time.Second,
 		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
 			"arguments": {Type: "object", Description: "see get_schema"},
 			"dry_run":   {Type: "boolean"},
@@ -64,7 +69,7 @@ func callMethod(ctx context.Context, c *Call) (any, error) {
 		Class: args.ClassName, Method: args.MethodName, ObjectID: args.ObjectID,
 		Args: margs, DryRun: dry, Gates: c.gates(),
 		Confirm: func(ctx context.Context, summary string) (context.Context, error) {
-			return c.approve(ctx, Approval{Tool: "call_method", Summary: summary})
+			return c.approve(ctx, Approval{Tool: callMethodName, Summary: summary})
 		},
 	})
 	if err != nil {

@@ -13,9 +13,12 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
+// deleteClassName is the tool's name (its approvals name it too).
+const deleteClassName = "delete_class"
+
 func deleteClassTool() *Tool {
 	return &Tool{
-		Name:        "delete_class",
+		Name:        deleteClassName,
 		Title:       "Delete a class",
 		Category:    CategoryMutation,
 		Description: "Delete an empty class (master key only); a class holding objects is refused. Pass dry_run:true to check without deleting.",
@@ -62,7 +65,7 @@ func deleteClass(ctx context.Context, c *Call) (any, error) {
 	if args.DryRun {
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "would_delete_class": schemaSummary(sch)}, nil
 	}
-	ctx, err = c.approve(ctx, Approval{Tool: "delete_class", Summary: fmt.Sprintf(
+	ctx, err = c.approve(ctx, Approval{Tool: deleteClassName, Summary: fmt.Sprintf(
 		"Permanently delete the class %s (%d fields): its table and schema are dropped. This cannot be undone.", sch.ClassName, len(sch.Fields))})
 	if err != nil {
 		return nil, err

@@ -11,9 +11,12 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 )
 
+// deleteObjectName is the tool's name (its approvals name it too).
+const deleteObjectName = "delete_object"
+
 func deleteObjectTool() *Tool {
 	return &Tool{
-		Name:        "delete_object",
+		Name:        deleteObjectName,
 		Title:       "Delete an object",
 		Category:    CategoryMutation,
 		Description: "Delete one object by objectId. Only objects this agent can read and write are found. Pass dry_run:true to see the object that would be deleted.",
@@ -57,7 +60,7 @@ func deleteObject(ctx context.Context, c *Call) (any, error) {
 		}
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "object_id": args.ObjectID, "would_delete": shown}, nil
 	}
-	ctx, err = c.approve(ctx, Approval{Tool: "delete_object", Summary: fmt.Sprintf(
+	ctx, err = c.approve(ctx, Approval{Tool: deleteObjectName, Summary: fmt.Sprintf(
 		"Permanently delete the %s object %s (with its relation links). This cannot be undone.", sch.ClassName, args.ObjectID)})
 	if err != nil {
 		return nil, err

@@ -11,9 +11,12 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 )
 
+// distinctName is the tool's name (its next_call names it too).
+const distinctName = "distinct"
+
 func distinctTool() *Tool {
 	return &Tool{
-		Name:        "distinct",
+		Name:        distinctName,
 		Op:          parse.OpFind,
 		Category:    CategoryAggregate,
 		Title:       "Distinct values",
@@ -112,7 +115,7 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 		values = append(values, v)
 	}
 	res := &ValuesResult{ClassName: sch.ClassName, Field: args.Field}
-	res.setRows(values, "distinct", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
+	res.setRows(values, distinctName, groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
 		res.PointerClass = f.TargetClass
 	}

@@ -34,9 +34,12 @@ const (
 	ExportText     = "text"
 )
 
+// exportDataName is the tool's name (its next_call names it too).
+const exportDataName = "export_data"
+
 func exportDataTool() *Tool {
 	return &Tool{
-		Name:        "export_data",
+		Name:        exportDataName,
 		Op:          parse.OpFind,
 		Category:    CategoryExport,
 		Title:       "Export",
@@ -209,7 +212,7 @@ func renderExport(class, format string, cols []exportColumn, rows []parse.Object
 		next["keys"] = []string(args.Keys)
 	}
 	res := &ExportResult{ClassName: class, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
-	res.Page = newPage("export_data", next, limit, args.Skip, n, hasMore || n < len(t.rows))
+	res.Page = newPage(exportDataName, next, limit, args.Skip, n, hasMore || n < len(t.rows))
 	res.keep(n)
 	return res, nil
 }

@@ -14,9 +14,12 @@ import (
 // MaxGetObjects bounds the ids of one get_objects call.
 const MaxGetObjects = 50
 
+// getObjectsName is the tool's name (its next_call names it too).
+const getObjectsName = "get_objects"
+
 func getObjectsTool() *Tool {
 	return &Tool{
-		Name:        "get_objects",
+		Name:        getObjectsName,
 		Op:          parse.OpGet,
 		Category:    CategoryQuery,
 		Title:       "Get objects by id",
@@ -135,7 +138,7 @@ func (r *ObjectsResult) keepRows(n int) {
 			args[k] = v
 		}
 		args["ids"] = rest
-		r.NextCall = &NextCall{Tool: "get_objects", Arguments: args}
+		r.NextCall = &NextCall{Tool: getObjectsName, Arguments: args}
 	}
 }
 

@@ -11,9 +11,12 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 )
 
+// groupByName is the tool's name (its next_call names it too).
+const groupByName = "group_by"
+
 func groupByTool() *Tool {
 	return &Tool{
-		Name:        "group_by",
+		Name:        groupByName,
 		Op:          parse.OpFind,
 		Category:    CategoryAggregate,
 		Title:       "Group by a field",
@@ -75,7 +78,7 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	}
 	groups := groupRows(rows, "objectId")
 	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Operation: opName(args.Operation), Sort: sort}
-	res.setRows(groups, "group_by", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
+	res.setRows(groups, groupByName, groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	if f.Type == parse.TypePointer {
 		res.PointerClass = f.TargetClass
 		res.Hint = fmt.Sprintf("keys are %s objectIds; get_objects(class_name: %q, ids: [...]) resolves them", f.TargetClass, f.TargetClass)

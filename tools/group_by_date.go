@@ -35,9 +35,12 @@ var dateParts = map[string][][2]string{
 	"second":  {{"y", "$year"}, {"m", "$month"}, {"d", "$dayOfMonth"}, {"h", "$hour"}, {"i", "$minute"}, {"s", "$second"}},
 }
 
+// groupByDateName is the tool's name (its next_call names it too).
+const groupByDateName = "group_by_date"
+
 func groupByDateTool() *Tool {
 	return &Tool{
-		Name:        "group_by_date",
+		Name:        groupByDateName,
 		Op:          parse.OpFind,
 		Category:    CategoryAggregate,
 		Title:       "Group by date",
@@ -192,7 +195,7 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		out = append(out, g)
 	}
 	res := &GroupsResult{ClassName: sch.ClassName, Field: args.Field, Interval: interval, Timezone: tz, Operation: op, Sort: sortBy}
-	res.setRows(out, "group_by_date", groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
+	res.setRows(out, groupByDateName, groupNext(sch.ClassName, params, args.Where), limit, args.Skip)
 	return res, nil
 }
 

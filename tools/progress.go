@@ -29,7 +29,7 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 // Approval describes a destructive change to be approved by a human
 // before it runs.
 type Approval struct {
-	// Tool is the tool asking ("delete_object", "call_method", …).
+	// Tool is the tool asking (delete_object, call_method, …).
 	Tool string
 	// Summary says, in one or two sentences a person can judge, what will
 	// happen if the change is approved.

@@ -19,9 +19,12 @@ const (
 	MaxQueryLimit     = 1000
 )
 
+// queryClassName is the tool's name (its next_call names it too).
+const queryClassName = "query_class"
+
 func queryClassTool() *Tool {
 	return &Tool{
-		Name:        "query_class",
+		Name:        queryClassName,
 		Op:          parse.OpFind,
 		Category:    CategoryQuery,
 		Title:       "Query a class",
@@ -141,7 +144,7 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 		OmittedLargeFields:     omitted,
 		ElidedFields:           elided,
 		TruncatedIncludeFields: c.Scope.TruncatedIncludeFields(),
-		Page:                   newPage("query_class", next, limit, args.Skip, len(rows), hasMore),
+		Page:                   newPage(queryClassName, next, limit, args.Skip, len(rows), hasMore),
 		all:                    rows,
 	}
 	if args.ApplyCanonicalFilter != nil && !*args.ApplyCanonicalFilter {

@@ -77,8 +77,12 @@ type Tool struct {
 	Gate agent.GateKind
 	// Op is the class-level operation the tool performs on its class_name
 	// argument ("" when it takes none), for would_permit.
-	Op    parse.Op
-	Input *jsonschema.Schema
+	Op parse.Op
+	// MethodArg names the argument that holds the declared method the
+	// tool calls on its class_name ("" when it calls none): would_permit
+	// judges that method of the class, as dispatch would.
+	MethodArg string
+	Input     *jsonschema.Schema
 	// CheckInput, when set, validates the arguments in full against an
 	// input schema that is not ours (a remote agent's tool), before the
 	// tool runs: CheckArgs refuses what it rejects with invalid_argument.

@@ -62,8 +62,8 @@ func wouldPermit(ctx context.Context, c *Call) (any, error) {
 	}
 	class, _ := args.Arguments["class_name"].(string)
 	method := ""
-	if t.Name == "call_method" {
-		method, _ = args.Arguments["method_name"].(string)
+	if t.MethodArg != "" { // the tool calls a declared method: it is judged too
+		method, _ = args.Arguments[t.MethodArg].(string)
 	}
 	return c.Scope.WouldPermit(ctx, t.Info(), c.gates(), class, method), nil
 }
