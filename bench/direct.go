@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -15,9 +16,9 @@ import (
 )
 
 // The baseline ("direct") runs the exact SQL a store runs — its FindSQL,
-// its CountSQL and query.CompilePipeline rendered with the store's own
+// its CountSQL and sqlcompile.CompilePipeline rendered with the store's own
 // dialect — on the store's own *sql.DB or pgx pool, and decodes the rows
-// with the store's own codecs (FindSQL's decoder, Pipeline.DecodeRow). The
+// with the store's own codecs (FindSQL's decoder, sqlcompile.DecodeRow). The
 // pipeline dialect and codec come from the stores' SQLShape.
 
 // SQLRunner runs a store's SQL without the store's Go API around it.
@@ -27,8 +28,8 @@ type SQLRunner interface {
 	Find(ctx context.Context, sch parse.Schema, q *query.Query) ([]parse.Object, error)
 	// Count runs the store's CountSQL for q.
 	Count(ctx context.Context, q *query.Query) (int64, error)
-	// Aggregate runs query.CompilePipeline for p and decodes the rows with
-	// Pipeline.DecodeRow, as the store's Aggregate does.
+	// Aggregate runs sqlcompile.CompilePipeline for p and decodes the rows with
+	// sqlcompile.DecodeRow, as the store's Aggregate does.
 	Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error)
 }
 
@@ -55,8 +56,8 @@ type statements interface {
 type sqliteDirect struct {
 	db     *sql.DB
 	st     statements
-	pd     query.PipelineDialect
-	pcodec query.ValueCodec
+	pd     sqlcompile.PipelineDialect
+	pcodec sqlcompile.ValueCodec
 }
 
 // Find mirrors sqlite.Store.Find after its schema lookup.
@@ -99,7 +100,7 @@ func (r *sqliteDirect) Count(ctx context.Context, q *query.Query) (int64, error)
 
 // Aggregate mirrors sqlite.Store.Aggregate after its schema lookup.
 func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
-	text, args := query.CompilePipeline(r.pd, p, readACL)
+	text, args := sqlcompile.CompilePipeline(r.pd, p, readACL)
 	rows, err := r.db.QueryContext(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
-		row, err := p.DecodeRow(r.pcodec, vals)
+		row, err := sqlcompile.DecodeRow(p, r.pcodec, vals)
 		if err != nil {
 			return nil, err
 		}
@@ -131,8 +132,8 @@ func (r *sqliteDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL
 type pgDirect struct {
 	pool   *pgxpool.Pool
 	st     statements
-	pd     query.PipelineDialect
-	pcodec query.ValueCodec
+	pd     sqlcompile.PipelineDialect
+	pcodec sqlcompile.ValueCodec
 }
 
 // Find mirrors postgres.Store.Find after its schema lookup.
@@ -167,7 +168,7 @@ func (r *pgDirect) Count(ctx context.Context, q *query.Query) (int64, error) {
 
 // Aggregate mirrors postgres.Store.Aggregate after its schema lookup.
 func (r *pgDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
-	text, args := query.CompilePipeline(r.pd, p, readACL)
+	text, args := sqlcompile.CompilePipeline(r.pd, p, readACL)
 	rows, err := r.pool.Query(ctx, text, args...)
 	if err != nil {
 		return nil, err
@@ -179,7 +180,7 @@ func (r *pgDirect) Aggregate(ctx context.Context, p *query.Pipeline, readACL que
 		if err != nil {
 			return nil, err
 		}
-		row, err := p.DecodeRow(r.pcodec, vals)
+		row, err := sqlcompile.DecodeRow(p, r.pcodec, vals)
 		if err != nil {
 			return nil, err
 		}

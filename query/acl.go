@@ -39,7 +39,8 @@ func (f ACLFilter) Entries() []string {
 }
 
 // Admits reports, in memory, whether a row whose permission column holds
-// perm (nil: NULL, no ACL) passes the filter: what ACLClause renders.
+// perm (nil: NULL, no ACL) passes the filter: what the SQL backends'
+// ACL clause renders (internal/sqlcompile's Builder.ACLClause).
 func (f ACLFilter) Admits(perm []string) bool {
 	switch {
 	case !f.set:
@@ -66,25 +67,4 @@ func (f ACLFilter) String() string {
 		return "acl:none"
 	}
 	return "acl:" + strings.Join(f.entries, ",")
-}
-
-// ACLClause renders f's predicate on the permission column col (an
-// identifier as the dialect quotes it): "" for NoACLFilter, a predicate
-// no row meets for the zero value, else "(col IS NULL OR col overlaps
-// the entries)". It is the one place the ACL becomes SQL: reads, joined
-// rows and writes all call it.
-func (b *Builder) ACLClause(col string, f ACLFilter) string {
-	switch {
-	case !f.set:
-		return "1=0"
-	case f.open:
-		return ""
-	case len(f.entries) == 0:
-		return col + " IS NULL"
-	}
-	phs := make([]string, len(f.entries))
-	for i, e := range f.entries {
-		phs[i] = b.Param(e)
-	}
-	return "(" + col + " IS NULL OR " + b.D.ACLOverlap(col, phs) + ")"
 }

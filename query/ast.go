@@ -1,7 +1,8 @@
 // Package query is Parse's REST query language: where-constraints parsed
-// into a typed AST, validated against a class schema, and compiled to
-// parameterised SQL for a dialect. Values never reach SQL text; they travel
-// as bind arguments.
+// into a typed AST, validated against a class schema. The SQL backends
+// compile the AST to parameterised SQL for their dialect
+// (internal/sqlcompile); values never reach SQL text, they travel as bind
+// arguments.
 package query
 
 import (

@@ -11,8 +11,9 @@ import (
 // The aggregation pipeline: a MongoDB-style list of stages parsed against
 // the class schema into typed stages, with the set of fields (and their
 // types) flowing between stages tracked so that every stage is validated
-// against what the previous one produces. CompilePipeline renders a parsed
-// pipeline as one SQL statement (a CTE per stage) for a PipelineDialect.
+// against what the previous one produces. The SQL backends render a parsed
+// pipeline as one SQL statement, a CTE per stage
+// (internal/sqlcompile.CompilePipeline).
 //
 // Conventions (Parse Server's, on MongoDB and PostgreSQL):
 //   - `_id` and `objectId` both name the objectId; `$group`'s `_id` comes
@@ -67,9 +68,9 @@ type Field struct {
 	KeepNull bool `json:",omitempty"`
 }
 
-// jsonForm reports whether values of t are held as JSON (SQLite JSON text,
+// JSONForm reports whether values of t are held as JSON (SQLite JSON text,
 // PostgreSQL jsonb) rather than in a typed column form.
-func (t Type) jsonForm() bool {
+func (t Type) JSONForm() bool {
 	switch t.Kind {
 	case parse.TypeObject, parse.TypeArray, TypeJSON:
 		return true
@@ -95,27 +96,27 @@ func (t Type) groupValue() Type {
 	return t
 }
 
-// keyValue is the type of a $group key or $addToSet element: groupValue,
+// KeyValue is the type of a $group key or $addToSet element: groupValue,
 // and GeoPoints and Polygons in their JSON form (PostgreSQL has no
 // equality on its point and polygon types).
-func (t Type) keyValue() Type {
+func (t Type) KeyValue() Type {
 	t = t.groupValue()
-	if t.jsonKey() {
+	if t.JSONKey() {
 		t.JSON = true
 	}
 	return t
 }
 
-// jsonKey reports whether a value of t is converted to its JSON form to be
+// JSONKey reports whether a value of t is converted to its JSON form to be
 // grouped or compared.
-func (t Type) jsonKey() bool {
+func (t Type) JSONKey() bool {
 	return (t.Kind == parse.TypeGeoPoint || t.Kind == parse.TypePolygon) && !t.JSON
 }
 
 // fromJSON is the type of a value of t taken out of a JSON value: scalars
 // are converted to their column form, everything else stays JSON.
 func (t Type) fromJSON() Type {
-	if t.scalar() || t.jsonForm() {
+	if t.scalar() || t.JSONForm() {
 		return t
 	}
 	t.JSON = true
@@ -240,12 +241,13 @@ func (p *Pipeline) Subqueries(f func(*Query) error) error {
 type Stage interface {
 	// Name is the stage's operator ("$group").
 	Name() string
-	out() []Field
+	// Output is the fields of the rows the stage leaves, in order.
+	Output() []Field
 }
 
 type stageOut struct{ fields []Field }
 
-func (s stageOut) out() []Field { return s.fields }
+func (s stageOut) Output() []Field { return s.fields }
 
 // Stages and operators known from MongoDB that this server refuses by name.
 var (
@@ -288,7 +290,7 @@ const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFie
 // A $sort with several keys needs its keys' order, which a Go map does not
 // keep: decode with ParsePipelineJSON instead, or use one key per $sort.
 func ParsePipeline(s parse.Schema, resolve func(class string) (parse.Schema, error), stages []any) (*Pipeline, error) {
-	p := &pipeParser{schema: s, resolve: resolve, shape: classFields(s), base: true, total: new(int)}
+	p := &pipeParser{schema: s, resolve: resolve, shape: ClassFields(s), base: true, total: new(int)}
 	return p.pipeline(stages, "pipeline")
 }
 
@@ -313,11 +315,11 @@ func (p *pipeParser) pipeline(stages []any, at string) (*Pipeline, error) {
 			return nil, err
 		}
 		for _, st := range sts {
-			if a, b := foldDup(st.out()); a != "" {
+			if a, b := foldDup(st.Output()); a != "" {
 				return nil, errAt(sat+"."+name, "fields %q and %q differ only in case; name them apart", a, b)
 			}
 			pl.Stages = append(pl.Stages, st)
-			p.shape = st.out()
+			p.shape = st.Output()
 		}
 	}
 	pl.Output = p.shape
@@ -359,8 +361,8 @@ func foldDup(fields []Field) (string, string) {
 	return "", ""
 }
 
-// classFields are the fields of s's rows as they enter a pipeline.
-func classFields(s parse.Schema) []Field {
+// ClassFields are the fields of s's rows as they enter a pipeline.
+func ClassFields(s parse.Schema) []Field {
 	out := []Field{
 		{Name: parse.FieldObjectID, Type: Type{Kind: parse.TypeString}},
 		{Name: parse.FieldCreatedAt, Type: Type{Kind: parse.TypeDate}, System: true},
@@ -511,7 +513,7 @@ func outName(name, at string) (string, error) {
 // added last.
 func setField(shape []Field, f Field) []Field {
 	out := append([]Field(nil), shape...)
-	if i := fieldIndex(out, f.Name); i >= 0 {
+	if i := FieldIndex(out, f.Name); i >= 0 {
 		out[i] = f
 		return out
 	}

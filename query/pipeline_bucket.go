@@ -1,9 +1,7 @@
 package query
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
@@ -45,7 +43,7 @@ type BucketAutoStage struct {
 	By Operand
 	N  int
 	// Group is the $group the stage runs on the rows once each carries its
-	// bucket's bounds (fields bucketMin, bucketMax).
+	// bucket's bounds (fields BucketMin, BucketMax).
 	Group *GroupStage
 }
 
@@ -55,8 +53,8 @@ func (BucketAutoStage) Name() string { return "$bucketAuto" }
 // The bucket bounds $bucketAuto adds to each row before grouping (names
 // no user field can take: those start with a letter).
 const (
-	bucketMin = "_bmin"
-	bucketMax = "_bmax"
+	BucketMin = "_bmin"
+	BucketMax = "_bmax"
 )
 
 func (p *pipeParser) bucketOutput(v any, present bool, at string) ([]Accumulator, []Field, error) {
@@ -239,11 +237,11 @@ func (p *pipeParser) bucketAuto(arg any, at string) (Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	kt := by.Type.keyValue()
+	kt := by.Type.KeyValue()
 	g := &GroupStage{
 		Components: []GroupComponent{
-			{Name: "min", Value: Operand{Ref: bucketMin, Type: by.Type}},
-			{Name: "max", Value: Operand{Ref: bucketMax, Type: by.Type}},
+			{Name: "min", Value: Operand{Ref: BucketMin, Type: by.Type}},
+			{Name: "max", Value: Operand{Ref: BucketMax, Type: by.Type}},
 		},
 		Accumulators: accs,
 	}
@@ -251,79 +249,4 @@ func (p *pipeParser) bucketAuto(arg any, at string) (Stage, error) {
 	g.fields = append([]Field{{Name: parse.FieldObjectID, Type: idType}}, out...)
 	p.base = false
 	return &BucketAutoStage{stageOut: g.stageOut, By: by, N: int(f), Group: g}, nil
-}
-
-// bucketKey renders the bucket of op's value: CASE over the boundaries.
-func (c *pcompiler) bucketKey(op Operand, from string) string {
-	k := op.Bucket
-	v := c.operand(*op.Arg, from)
-	if op.Arg.Type.jsonForm() {
-		v = c.d.FromJSON(v, k.Boundaries[0].Type)
-	}
-	text := k.Boundaries[0].Type.Kind == parse.TypeString
-	if text {
-		v = c.d.CodePointOrder(v)
-	}
-	lit := func(o Operand) string {
-		if !k.JSON {
-			return c.operand(o, from)
-		}
-		b, _ := json.Marshal(o.Const) // numbers, strings, ISO dates, booleans
-		return c.d.Literal(c.b.Param(string(b)), Type{Kind: TypeJSON})
-	}
-	less := func(o Operand) string {
-		b := c.operand(o, from)
-		if text {
-			b = c.d.CodePointOrder(b)
-		}
-		return v + " < " + b
-	}
-	var sb strings.Builder
-	sb.WriteString("(CASE WHEN " + less(k.Boundaries[0]) + " THEN " + lit(k.Default))
-	for i := 1; i < len(k.Boundaries); i++ {
-		sb.WriteString(" WHEN " + less(k.Boundaries[i]) + " THEN " + lit(k.Boundaries[i-1]))
-	}
-	sb.WriteString(" ELSE " + lit(k.Default) + " END)")
-	return sb.String()
-}
-
-// bucketAuto renders $bucketAuto: the rows numbered in By order, the
-// buckets' first positions (a recursive walk: a bucket takes about n/N
-// rows, then every further row equal to its last one), each row's bucket
-// bounds, then the $group.
-func (c *pcompiler) bucketAuto(s *BucketAutoStage, prev string, in []Field) string {
-	v := c.operand(s.By, "p")
-	order := append(c.orderKeys(v, s.By.Type, false), c.col("p", ordCol)+" ASC")
-	peers := c.orderKeys(v, s.By.Type, false)
-	sel := c.passthrough(in)
-	sel = append(sel,
-		c.as(v, "_v"),
-		c.as("row_number() OVER (ORDER BY "+strings.Join(order, ", ")+") - 1", ordCol),
-		c.as("count(*) OVER (ORDER BY "+strings.Join(peers, ", ")+")", "_end"),
-		c.as("count(*) OVER ()", "_n"))
-	rows := c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p")
-	n := "CAST(" + c.b.Param(int64(s.N)) + " AS BIGINT)"
-	// About n/N rows a bucket, rounded half up, at least 1.
-	size := "(CASE WHEN (2 * a._n + " + n + ") / (2 * " + n + ") < 1 THEN 1 ELSE (2 * a._n + " + n + ") / (2 * " + n + ") END)"
-	last := "a._n - 1"
-	ord := "a." + c.d.Ident(ordCol)
-	starts := c.recursiveCTE([]string{"i", "s"}, func(self string) string {
-		return "SELECT CAST(0 AS BIGINT), CAST(0 AS BIGINT) FROM " + rows + " AS a WHERE " + ord + " = 0" +
-			" UNION ALL SELECT b.i + 1, a._end FROM " + self + " AS b JOIN " + rows + " AS a ON " + ord +
-			" = (CASE WHEN b.s + " + size + " - 1 < " + last + " THEN b.s + " + size + " - 1 ELSE " + last + " END)" +
-			" WHERE b.i + 1 < " + n + " AND a._end < a._n"
-	})
-	at := func(pos string) string {
-		return "(SELECT a._v FROM " + rows + " AS a WHERE " + ord + " = " + pos + ")"
-	}
-	next := "(SELECT b2.s FROM " + starts + " AS b2 WHERE b2.i = b.i + 1)"
-	// Per bucket: its first position, the next bucket's (NULL for the
-	// last), and its bounds' values.
-	bounds := c.cte("SELECT b.s, " + next + " AS nx, " + at("b.s") + " AS lo, " +
-		at("COALESCE("+next+", (SELECT max(a._n) - 1 FROM "+rows+" AS a))") + " AS hi FROM " + starts + " AS b")
-	sel = c.passthrough(in)
-	sel = append(sel, c.as("k.lo", bucketMin), c.as("k.hi", bucketMax), c.col("p", ordCol))
-	tagged := c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + rows + " AS p JOIN " + bounds + " AS k ON p." + c.d.Ident(ordCol) +
-		" >= k.s AND (k.nx IS NULL OR p." + c.d.Ident(ordCol) + " < k.nx)")
-	return c.group(s.Group, tagged)
 }

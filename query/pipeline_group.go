@@ -80,7 +80,7 @@ func (p *pipeParser) group(arg any, at string) (Stage, error) {
 			}
 			op.Type = op.Type.groupValue()
 			st.Components = append(st.Components, GroupComponent{Name: k, Value: op})
-			comps = append(comps, Field{Name: k, Type: op.Type.keyValue()})
+			comps = append(comps, Field{Name: k, Type: op.Type.KeyValue()})
 		}
 		keyType = Type{Kind: parse.TypeObject, Fields: comps}
 	default:
@@ -93,7 +93,7 @@ func (p *pipeParser) group(arg any, at string) (Stage, error) {
 		}
 		op.Type = op.Type.groupValue()
 		st.Key = &op
-		keyType = op.Type.keyValue()
+		keyType = op.Type.KeyValue()
 	}
 	out := []Field{{Name: parse.FieldObjectID, Type: keyType, KeepNull: true}}
 	for _, name := range keys {
@@ -181,7 +181,7 @@ func (p *pipeParser) accumulator(name string, v any, at string) (Accumulator, er
 		et := t.groupValue()
 		acc.Type = Type{Kind: parse.TypeArray, Elem: &et}
 	case "$addToSet":
-		et := t.keyValue()
+		et := t.KeyValue()
 		acc.Type = Type{Kind: parse.TypeArray, Elem: &et}
 	}
 	acc.Arg = &operand
@@ -199,7 +199,7 @@ func (p *pipeParser) sortByCount(arg any, at string) ([]Stage, error) {
 	op.Type = op.Type.groupValue()
 	num := Type{Kind: parse.TypeNumber}
 	g := &GroupStage{Key: &op, Accumulators: []Accumulator{{Name: "count", Op: "$sum", Factor: 1, Type: num}}}
-	g.fields = []Field{{Name: parse.FieldObjectID, Type: op.Type.keyValue(), KeepNull: true}, {Name: "count", Type: num}}
+	g.fields = []Field{{Name: parse.FieldObjectID, Type: op.Type.KeyValue(), KeepNull: true}, {Name: "count", Type: num}}
 	s := &SortStage{Keys: []SortKey{{Field: "count", Type: num, Desc: true}}}
 	s.fields = g.fields
 	p.base = false

@@ -72,7 +72,7 @@ func (p *pipeParser) replaceRoot(op string, arg any, at string) (Stage, error) {
 		if root.Type.Fields != nil {
 			names = root.Type.Fields
 		} else {
-			names = classFields(*root.Type.Class)
+			names = ClassFields(*root.Type.Class)
 		}
 		for _, f := range names {
 			op, err := p.ref(path+"."+f.Name, vat)
@@ -86,17 +86,4 @@ func (p *pipeParser) replaceRoot(op string, arg any, at string) (Stage, error) {
 	st.fields = projectOut(st.Fields)
 	p.base = false
 	return st, nil
-}
-
-func (c *pcompiler) replaceRoot(s *ReplaceRootStage, prev string) string {
-	sel := make([]string, 0, len(s.Fields)+1)
-	for _, f := range s.Fields {
-		sel = append(sel, c.as(c.operand(f.Value, "p"), f.Field.Name))
-	}
-	sel = append(sel, c.col("p", ordCol))
-	body := "SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p"
-	if s.Root != nil {
-		body += " WHERE " + c.operand(*s.Root, "p") + " IS NOT NULL"
-	}
-	return c.cte(body)
 }

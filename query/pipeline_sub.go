@@ -2,7 +2,6 @@ package query
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
@@ -143,7 +142,7 @@ func (p *pipeParser) unionWith(arg any, at string) (Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub, err := p.child(fs, classFields(fs), true, at)
+	sub, err := p.child(fs, ClassFields(fs), true, at)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +153,7 @@ func (p *pipeParser) unionWith(arg any, at string) (Stage, error) {
 	}
 	out := append([]Field(nil), p.shape...)
 	for _, f := range sp.Output {
-		i := fieldIndex(out, f.Name)
+		i := FieldIndex(out, f.Name)
 		if i < 0 {
 			out = append(out, f)
 			continue
@@ -169,7 +168,9 @@ func (p *pipeParser) unionWith(arg any, at string) (Stage, error) {
 	return &UnionWithStage{stageOut: stageOut{out}, Pipeline: sp}, nil
 }
 
-func fieldIndex(fields []Field, name string) int {
+// FieldIndex is the index of the field called name in fields, -1 when
+// there is none.
+func FieldIndex(fields []Field, name string) int {
 	for i, f := range fields {
 		if f.Name == name {
 			return i
@@ -207,48 +208,6 @@ func describeType(t Type) string {
 		return "an Array of " + t.Elem.Class.ClassName + " objects"
 	}
 	return "a " + string(t.Kind)
-}
-
-// ---------------------------------------------------------------- compiling
-
-func (c *pcompiler) facet(s *FacetStage, prev string) string {
-	sel := make([]string, 0, len(s.Facets)+1)
-	for _, f := range s.Facets {
-		last, shape := c.stages(f.Pipeline.Stages, prev, f.Pipeline.Input)
-		keys := make([]string, len(shape))
-		vals := make([]string, len(shape))
-		for i, fl := range shape {
-			keys[i] = c.b.Param(fl.Name)
-			vals[i] = c.d.ToJSON(c.col("f", fl.Name), fl.Type)
-		}
-		agg := c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", c.col("f", ordCol)+" ASC")
-		sel = append(sel, c.as("(SELECT "+agg+" FROM "+last+" AS f)", f.Name))
-	}
-	sel = append(sel, c.as("1", ordCol))
-	return c.cte("SELECT " + strings.Join(sel, ", "))
-}
-
-func (c *pcompiler) unionWith(s *UnionWithStage, prev string, in []Field) string {
-	sub, subShape := c.pipeline(s.Pipeline)
-	branch := func(from string, shape []Field, src string) string {
-		sel := make([]string, 0, len(s.out())+2)
-		for _, f := range s.out() {
-			if fieldIndex(shape, f.Name) >= 0 {
-				sel = append(sel, c.col("x", f.Name))
-			} else {
-				sel = append(sel, c.as("NULL", f.Name))
-			}
-		}
-		sel = append(sel, c.as(src, "_src"), c.as("row_number() OVER (ORDER BY "+c.col("x", ordCol)+")", "_o"))
-		return "SELECT " + strings.Join(sel, ", ") + " FROM " + from + " AS x"
-	}
-	u := c.cte(branch(prev, in, "0") + " UNION ALL " + branch(sub, subShape, "1"))
-	sel := make([]string, 0, len(s.out())+1)
-	for _, f := range s.out() {
-		sel = append(sel, c.col("u", f.Name))
-	}
-	sel = append(sel, c.as("row_number() OVER (ORDER BY "+c.col("u", "_src")+", "+c.col("u", "_o")+")", ordCol))
-	return c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + u + " AS u")
 }
 
 // ---------------------------------------------------------------- governance

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -298,25 +299,13 @@ func TestLookupClassError(t *testing.T) {
 	}
 }
 
-// TestCompilePipelineBindsValues: values never reach the SQL text.
-func TestCompilePipelineBindsValues(t *testing.T) {
-	p, err := parsePL(t, `[{"$match": {"name": "Robert'); DROP TABLE x;--"}},
-	  {"$addFields": {"k": "it's"}}, {"$group": {"_id": {"kk": "$k"}, "s": {"$sum": 7.5}}}, {"$limit": 3}]`)
+// TestPipelineWithFilter: WithFilter adds a constraint on the class rows
+// of a copy.
+func TestPipelineWithFilter(t *testing.T) {
+	p, err := parsePL(t, `[{"$match": {"name": "a"}}, {"$limit": 3}]`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []query.PipelineDialect{sqlite.PipelineDialect(), postgres.PipelineDialect()} {
-		sqlText, args := query.CompilePipeline(d, p, query.ACLEntries("*", "role:x'y"))
-		for _, bad := range []string{"Robert", "it's", "x'y", "7.5", "kk"} {
-			if strings.Contains(sqlText, bad) {
-				t.Errorf("SQL contains %q: %s", bad, sqlText)
-			}
-		}
-		if len(args) == 0 {
-			t.Errorf("no bind arguments")
-		}
-	}
-	// WithFilter adds a constraint on the class rows.
 	e, err := query.ParseWhere(plSchema(), map[string]any{"score": 1.0})
 	if err != nil {
 		t.Fatal(err)
@@ -421,7 +410,7 @@ func checkPipeline(t *testing.T, s store.Store, raw []byte) {
 		}
 		return
 	}
-	query.CompilePipeline(postgres.PipelineDialect(), p, query.ACLEntries("*"))
+	sqlcompile.CompilePipeline(postgres.PipelineDialect(), p, query.ACLEntries("*"))
 	for _, acl := range []query.ACLFilter{query.NoACLFilter, query.ACLEntries("*", "u1")} {
 		if _, err := s.Aggregate(context.Background(), "Item", p, acl); err != nil {
 			t.Fatalf("%s: accepted, but running it failed: %v", raw, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/postgres"
@@ -84,7 +85,7 @@ func specs(ctx context.Context, st *postgres.Store) (map[string]*spec, error) {
 		return nil, err
 	}
 	pd, _ := st.SQLShape()
-	text, args = query.CompilePipeline(pd, p, query.NoACLFilter)
+	text, args = sqlcompile.CompilePipeline(pd, p, query.NoACLFilter)
 	out[opGroup] = &spec{op: opGroup, tool: "aggregate",
 		args: `{"class_name":"Ticket","pipeline":` + stages + `}`,
 		sql:  text, sqlArgs: args,

@@ -14,6 +14,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/parserest/internal/restwhere"
 )
 
 // pageSize is how many rows one GET /classes asks for when the caller
@@ -24,8 +25,8 @@ const pageSize = 1000
 // renderer renders constraints with this store's schemas; a $relatedTo
 // whose owner carries the scope's rules is decided by a find of the owner
 // with the same identity.
-func (s *Store) renderer(ctx context.Context, acl query.ACLFilter) query.Renderer {
-	r := query.Renderer{Resolve: func(c string) (parse.Schema, error) { return s.schemas.Shared(ctx, c) }}
+func (s *Store) renderer(ctx context.Context, acl query.ACLFilter) restwhere.Renderer {
+	r := restwhere.Renderer{Resolve: func(c string) (parse.Schema, error) { return s.schemas.Shared(ctx, c) }}
 	r.Owner = func(q *query.Query) (bool, error) {
 		oq := *q
 		oq.Limit, oq.Keys = 1, []string{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
@@ -13,12 +14,12 @@ import (
 // The aggregation pipeline on PostgreSQL: JSON-form values are jsonb,
 // Numbers double precision, dates timestamptz (date parts in UTC).
 
-var _ query.PipelineDialect = dialect{}
+var _ sqlcompile.PipelineDialect = dialect{}
 
 // PipelineDialect returns the PostgreSQL dialect of the pipeline compiler, for
-// tools and tests that render a pipeline's SQL (query.CompilePipeline)
+// tools and tests that render a pipeline's SQL (sqlcompile.CompilePipeline)
 // without running it.
-func PipelineDialect() query.PipelineDialect { return dialect{} }
+func PipelineDialect() sqlcompile.PipelineDialect { return dialect{} }
 
 // Aggregate runs a parsed pipeline on class.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
@@ -28,8 +29,8 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
-	sqlText, args := query.CompilePipeline(s.d, p, readACL)
-	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	sqlText, args := sqlcompile.CompilePipeline(s.d, p, readACL)
+	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return sqlcompile.DecodeRow(p, pipelineCodec, vals) })
 	if out == nil && err == nil {
 		out = []map[string]any{}
 	}
@@ -37,7 +38,7 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 }
 
 // pgx hands jsonb back decoded (encoding/json's generic form).
-var pipelineCodec = query.ValueCodec{Scalar: decodeValue, JSON: func(v any) (any, error) { return v, nil }}
+var pipelineCodec = sqlcompile.ValueCodec{Scalar: decodeValue, JSON: func(v any) (any, error) { return v, nil }}
 
 var pgDateFields = map[string]string{
 	"$year": "YEAR", "$month": "MONTH", "$dayOfMonth": "DAY", "$hour": "HOUR", "$minute": "MINUTE",
@@ -197,7 +198,7 @@ func (dialect) Unwind(arr string, preserve bool) (join, elem, index, order strin
 // SQLShape exposes the store's dialect and pipeline codec, so benchmarks
 // can run the store's exact aggregation SQL directly and decode it the same
 // way.
-func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
+func (s *Store) SQLShape() (sqlcompile.PipelineDialect, sqlcompile.ValueCodec) {
 	return s.d, pipelineCodec
 }
 

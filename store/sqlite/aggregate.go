@@ -10,6 +10,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
@@ -18,12 +19,12 @@ import (
 // The aggregation pipeline on SQLite: JSON-form values are JSON text
 // (JSON1), dates fixed-width ISO text (strftime reads them), booleans 0/1.
 
-var _ query.PipelineDialect = dialect{}
+var _ sqlcompile.PipelineDialect = dialect{}
 
 // PipelineDialect returns the SQLite dialect of the pipeline compiler, for
-// tools and tests that render a pipeline's SQL (query.CompilePipeline)
+// tools and tests that render a pipeline's SQL (sqlcompile.CompilePipeline)
 // without running it.
-func PipelineDialect() query.PipelineDialect { return dialect{} }
+func PipelineDialect() sqlcompile.PipelineDialect { return dialect{} }
 
 // Aggregate runs a parsed pipeline on class.
 func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, readACL query.ACLFilter) ([]map[string]any, error) {
@@ -33,15 +34,15 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 	if _, err := s.schemas.Shared(ctx, class); err != nil {
 		return nil, err
 	}
-	sqlText, args := query.CompilePipeline(s.d, p, readACL)
-	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return p.DecodeRow(pipelineCodec, vals) })
+	sqlText, args := sqlcompile.CompilePipeline(s.d, p, readACL)
+	out, err := sqlkit.Collect(ctx, s.kit.DB, sqlText, args, func(vals []any) (map[string]any, error) { return sqlcompile.DecodeRow(p, pipelineCodec, vals) })
 	if out == nil && err == nil {
 		out = []map[string]any{}
 	}
 	return out, err
 }
 
-var pipelineCodec = query.ValueCodec{Scalar: decodeValue, JSON: jsonText}
+var pipelineCodec = sqlcompile.ValueCodec{Scalar: decodeValue, JSON: jsonText}
 
 func jsonText(v any) (any, error) {
 	s, ok := asText(v)
@@ -234,7 +235,7 @@ func init() {
 // SQLShape exposes the store's dialect and pipeline codec, so benchmarks
 // can run the store's exact aggregation SQL directly and decode it the same
 // way.
-func (s *Store) SQLShape() (query.PipelineDialect, query.ValueCodec) {
+func (s *Store) SQLShape() (sqlcompile.PipelineDialect, sqlcompile.ValueCodec) {
 	return s.d, pipelineCodec
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -12,7 +13,7 @@ import (
 
 // Dialect is a SQL backend's dialect as the kit uses it.
 type Dialect interface {
-	query.Dialect
+	sqlcompile.Dialect
 	// NoLimit is the LIMIT bind value meaning no limit.
 	NoLimit() any
 }
@@ -322,7 +323,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 		return nil, store.ObjectNotFound(w)
 	}
 	for _, jt := range JoinTables(sch) {
-		b := &query.Builder{D: k.D}
+		b := &sqlcompile.Builder{D: k.D}
 		if err := exec(ctx, tx, `DELETE FROM `+k.D.Ident(jt)+` WHERE "owningId" = `+b.Param(w.ID), b.Args...); err != nil {
 			return nil, fmt.Errorf("delete %s relations: %w", jt, err)
 		}
@@ -348,7 +349,7 @@ func (k *Kit[T]) DeleteClass(ctx context.Context, class string) error {
 		return err
 	}
 	defer tx.Rollback()
-	b := &query.Builder{D: k.D}
+	b := &sqlcompile.Builder{D: k.D}
 	raws, err := Collect(ctx, tx, `SELECT CAST("schema" AS text) FROM "_SCHEMA" WHERE "className" = `+b.Param(class)+k.Lock, b.Args, func(vals []any) (string, error) {
 		raw, ok := vals[0].(string)
 		if !ok {
@@ -405,7 +406,7 @@ func (k *Kit[T]) dropClass(ctx context.Context, tx Querier, sch parse.Schema) er
 			return fmt.Errorf("delete class %s: %w", class, err)
 		}
 	}
-	b := &query.Builder{D: k.D}
+	b := &sqlcompile.Builder{D: k.D}
 	if err := exec(ctx, tx, `DELETE FROM "_SCHEMA" WHERE "className" = `+b.Param(class), b.Args...); err != nil {
 		return fmt.Errorf("delete class %s: %w", class, err)
 	}
@@ -429,7 +430,7 @@ func (k *Kit[T]) RelatedIDs(ctx context.Context, class, field, owningID string) 
 	if err := k.RelationField(ctx, class, field); err != nil {
 		return nil, err
 	}
-	b := &query.Builder{D: k.D}
+	b := &sqlcompile.Builder{D: k.D}
 	sqlText := `SELECT "relatedId" FROM ` + k.D.Ident(JoinTable(field, class)) + ` WHERE "owningId" = ` + b.Param(owningID) + ` ORDER BY "relatedId"`
 	return Collect(ctx, k.DB, sqlText, b.Args, func(vals []any) (string, error) {
 		id, ok := vals[0].(string)

@@ -4,17 +4,17 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 )
 
 // SelectIDsSQL renders the read of the rows of sch whose objectId is in ids
 // (not empty), every field, as FindSQL reads rows: a backend reads back, in
 // the writing transaction, what a Create committed.
-func SelectIDsSQL(d query.Dialect, sch parse.Schema, ids []string) (sqlText string, args []any, fields []string) {
+func SelectIDsSQL(d sqlcompile.Dialect, sch parse.Schema, ids []string) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
-	b := &query.Builder{D: d}
+	b := &sqlcompile.Builder{D: d}
 	phs := make([]string, len(ids))
 	for i, id := range ids {
 		phs[i] = b.Param(id)
@@ -56,7 +56,7 @@ func DecodeColumns(c ColumnCodec, sch parse.Schema, cols map[string]any, conv fu
 // ReadBack reads the rows of ids as Find returns them, in the order of
 // ids, chunk ids per statement; run executes one statement (in the
 // caller's transaction). A missing id is an error.
-func ReadBack(d query.Dialect, sch parse.Schema, ids []string, chunk int, run func(sqlText string, args []any, fields []string) ([]parse.Object, error)) ([]parse.Object, error) {
+func ReadBack(d sqlcompile.Dialect, sch parse.Schema, ids []string, chunk int, run func(sqlText string, args []any, fields []string) ([]parse.Object, error)) ([]parse.Object, error) {
 	byID := make(map[string]parse.Object, len(ids))
 	for start := 0; start < len(ids); start += chunk {
 		sqlText, args, fields := SelectIDsSQL(d, sch, ids[start:min(start+chunk, len(ids))])

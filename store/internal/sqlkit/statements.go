@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
@@ -16,9 +17,9 @@ import (
 // FindSQL renders the SELECT of q on sch. fields are the fields the row
 // holds, in order (ACL reads two columns, Relations none); noLimit is the
 // dialect's bind value meaning "no limit".
-func FindSQL(d query.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sqlText string, args []any, fields []string) {
+func FindSQL(d sqlcompile.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, q.Keys)
-	b := &query.Builder{D: d}
+	b := &sqlcompile.Builder{D: d}
 	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(q.Class)
 	if w := b.Where(q); w != "" {
 		sqlText += " WHERE " + w
@@ -33,7 +34,7 @@ func FindSQL(d query.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sq
 }
 
 // selectList renders the columns holding fields, as DecodeRow reads them.
-func selectList(d query.Dialect, sch parse.Schema, fields []string) string {
+func selectList(d sqlcompile.Dialect, sch parse.Schema, fields []string) string {
 	var sel []string
 	for _, f := range fields {
 		switch {
@@ -48,8 +49,8 @@ func selectList(d query.Dialect, sch parse.Schema, fields []string) string {
 }
 
 // CountSQL renders the count of q's rows.
-func CountSQL(d query.Dialect, q *query.Query) (string, []any) {
-	b := &query.Builder{D: d}
+func CountSQL(d sqlcompile.Dialect, q *query.Query) (string, []any) {
+	b := &sqlcompile.Builder{D: d}
 	sqlText := "SELECT count(*) FROM " + d.Ident(q.Class)
 	if w := b.Where(q); w != "" {
 		sqlText += " WHERE " + w
@@ -124,8 +125,8 @@ func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set
 
 // writeWhere renders the predicate selecting w's row: its objectId, w.Where
 // compiled as a find's where is, and the write ACL on `_wperm`
-// (query.Builder.ACLClause: an unset WriteACL reaches no row).
-func writeWhere(b *query.Builder, w store.Write) string {
+// (sqlcompile.Builder.ACLClause: an unset WriteACL reaches no row).
+func writeWhere(b *sqlcompile.Builder, w store.Write) string {
 	parts := []string{b.D.Ident(parse.FieldObjectID) + " = " + b.Param(w.ID)}
 	if s := b.Constraint(w.Where); s != "" {
 		parts = append(parts, "("+s+")")
@@ -139,18 +140,18 @@ func writeWhere(b *query.Builder, w store.Write) string {
 // SelectWriteSQL renders the read of the row w may change, every field, as
 // FindSQL reads rows; lock is appended (" FOR UPDATE" where the database
 // locks rows).
-func SelectWriteSQL(d query.Dialect, sch parse.Schema, w store.Write, lock string) (sqlText string, args []any, fields []string) {
+func SelectWriteSQL(d sqlcompile.Dialect, sch parse.Schema, w store.Write, lock string) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
-	b := &query.Builder{D: d}
+	b := &sqlcompile.Builder{D: d}
 	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + lock
 	return sqlText, b.Args, fields
 }
 
 // UpdateSQL renders the one UPDATE of w's row: it sets sets only if the
 // row still matches w, and returns the row as it is afterwards.
-func UpdateSQL(d query.Dialect, sch parse.Schema, w store.Write, sets []Assignment) (sqlText string, args []any, fields []string) {
+func UpdateSQL(d sqlcompile.Dialect, sch parse.Schema, w store.Write, sets []Assignment) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
-	b := &query.Builder{D: d}
+	b := &sqlcompile.Builder{D: d}
 	cols := make([]string, len(sets))
 	for i, a := range sets {
 		if a.Value == nil {
@@ -165,9 +166,9 @@ func UpdateSQL(d query.Dialect, sch parse.Schema, w store.Write, sets []Assignme
 }
 
 // DeleteSQL renders the DELETE of w's row, returning the deleted row.
-func DeleteSQL(d query.Dialect, sch parse.Schema, w store.Write) (sqlText string, args []any, fields []string) {
+func DeleteSQL(d sqlcompile.Dialect, sch parse.Schema, w store.Write) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, nil)
-	b := &query.Builder{D: d}
+	b := &sqlcompile.Builder{D: d}
 	sqlText = "DELETE FROM " + d.Ident(w.Class) + " WHERE " + writeWhere(b, w) + " RETURNING " + selectList(d, sch, fields)
 	return sqlText, b.Args, fields
 }

@@ -1,10 +1,20 @@
-package query
+// Package sqlcompile renders parsed queries (package query) as SQL for
+// the SQL backends: store/sqlite, store/postgres, the kit they share
+// (store/internal/sqlkit) and the benchmarks' direct baseline. Builder
+// renders a where, its ACL clause and its order through a Dialect;
+// CompilePipeline renders an aggregation pipeline as one SELECT through a
+// PipelineDialect, and DecodeRow reads that SELECT's rows back. Values
+// always reach SQL as bind arguments, never as text. The dialects differ,
+// the semantics do not: both backends hold the Parse Server PostgreSQL
+// layout.
+package sqlcompile
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // Dialect is what differs between the SQL backends. Semantics do not.
@@ -28,11 +38,11 @@ type Dialect interface {
 	// ACLOverlap is true when the permission array column holds one of the
 	// bound entries.
 	ACLOverlap(col string, params []string) string
-	// Regex matches expr against pattern (RE2 syntax, as Match reads it)
-	// with flags; param binds an argument and returns its placeholder. The
+	// Regex matches expr against pattern (RE2 syntax, as query.Match reads
+	// it) with flags; param binds an argument and returns its placeholder. The
 	// dialect renders the pattern in its engine's syntax so that it
 	// matches exactly what Go's regexp matches.
-	Regex(expr, pattern string, flags RegexFlags, param func(any) string) string
+	Regex(expr, pattern string, flags query.RegexFlags, param func(any) string) string
 	// ArrayElem converts a value compared with JSON array elements to its
 	// bind argument and the cast its placeholder needs.
 	ArrayElem(v any) (arg any, cast string)
@@ -45,8 +55,8 @@ type Dialect interface {
 	GeoLat(col string) string
 	GeoLng(col string) string
 	// CodePointOrder renders a text expression so that <, <=, > and >=
-	// order it by code point, as Go compares strings (and Match orders
-	// them), whatever collation the database or the column has.
+	// order it by code point, as Go compares strings (and query.Match
+	// orders them), whatever collation the database or the column has.
 	CodePointOrder(expr string) string
 	// Least is the smaller of two numeric expressions.
 	Least(a, b string) string
@@ -68,7 +78,7 @@ func (b *Builder) Param(v any) string {
 	return b.D.Param(len(b.Args))
 }
 
-func (b *Builder) column(p Path, cmp any) string {
+func (b *Builder) column(p query.Path, cmp any) string {
 	col := b.D.Ident(p.Field)
 	if len(p.Sub) == 0 {
 		return col
@@ -85,7 +95,7 @@ func (b *Builder) elemParam(v any) string {
 
 // Where renders the predicate of q (constraint and read ACL) or "" when
 // every row matches.
-func (b *Builder) Where(q *Query) string {
+func (b *Builder) Where(q *query.Query) string {
 	var parts []string
 	if q.Where != nil {
 		if s := b.expr(q.Where); s != "" {
@@ -101,14 +111,14 @@ func (b *Builder) Where(q *Query) string {
 // Constraint renders e alone (no ACL) or "" when every row matches: a
 // where-constraint that narrows rows an ACL clause already governs (a
 // write's row, a $lookup's joined rows).
-func (b *Builder) Constraint(e Expr) string {
+func (b *Builder) Constraint(e query.Expr) string {
 	if e == nil {
 		return ""
 	}
 	return b.expr(e)
 }
 
-func (b *Builder) join(exprs []Expr, sep, empty string) string {
+func (b *Builder) join(exprs []query.Expr, sep, empty string) string {
 	if len(exprs) == 0 {
 		return empty
 	}
@@ -123,21 +133,21 @@ func (b *Builder) join(exprs []Expr, sep, empty string) string {
 	return "(" + strings.Join(parts, sep) + ")"
 }
 
-func (b *Builder) expr(e Expr) string {
+func (b *Builder) expr(e query.Expr) string {
 	switch x := e.(type) {
-	case And:
+	case query.And:
 		return b.join(x.Exprs, " AND ", "1=1")
-	case Or:
+	case query.Or:
 		return b.join(x.Exprs, " OR ", "1=0")
-	case Nor:
+	case query.Nor:
 		// IS NOT TRUE, not NOT: a clause on a missing field is NULL, and a
 		// row without the field matches $nor (Mongo semantics).
 		return "(" + b.join(x.Exprs, " OR ", "1=0") + " IS NOT TRUE)"
-	case Cmp:
+	case query.Cmp:
 		return b.cmp(x)
-	case In:
+	case query.In:
 		return b.in(x)
-	case All:
+	case query.All:
 		parts := make([]string, 0, len(x.Values))
 		for _, v := range x.Values {
 			ph := b.elemParam(v)
@@ -147,23 +157,23 @@ func (b *Builder) expr(e Expr) string {
 			return "1=1"
 		}
 		return "(" + strings.Join(parts, " AND ") + ")"
-	case Exists:
+	case query.Exists:
 		col := b.column(x.Path, nil)
 		if x.Exists {
 			return col + " IS NOT NULL"
 		}
 		return col + " IS NULL"
-	case InQuery:
+	case query.InQuery:
 		col := b.column(x.Path, nil)
 		sub := b.subquery(x.Query, x.Key)
 		if x.Not {
 			return "(" + col + " IS NULL OR " + col + " NOT IN (" + sub + "))"
 		}
 		return col + " IN (" + sub + ")"
-	case RelatedTo:
+	case query.RelatedTo:
 		jt := b.D.Ident(joinTable(x.Field, x.Owner.Class))
 		return b.D.Ident(parse.FieldObjectID) + ` IN (SELECT "relatedId" FROM ` + jt + ` WHERE "owningId" IN (` + b.subquery(x.Owner, parse.FieldObjectID) + "))"
-	case RelationHas:
+	case query.RelationHas:
 		phs := make([]string, len(x.IDs))
 		for i, id := range x.IDs {
 			phs[i] = b.Param(id)
@@ -179,7 +189,7 @@ func (b *Builder) expr(e Expr) string {
 			return b.D.Ident(parse.FieldObjectID) + " NOT" + in
 		}
 		return b.D.Ident(parse.FieldObjectID) + in
-	case ContainedBy:
+	case query.ContainedBy:
 		col := b.D.Ident(x.Path.Field)
 		if len(x.Values) == 0 {
 			return "(" + col + " IS NOT NULL AND NOT " + b.D.ArrayAny(col, func(string) string { return "1=1" }) + ")"
@@ -190,49 +200,49 @@ func (b *Builder) expr(e Expr) string {
 		}
 		list := strings.Join(phs, ", ")
 		return "(" + col + " IS NOT NULL AND NOT " + b.D.ArrayAny(col, func(el string) string { return el + " NOT IN (" + list + ")" }) + ")"
-	case GeoBox:
+	case query.GeoBox:
 		col := b.D.Ident(x.Path.Field)
 		lat, lng := b.D.GeoLat(col), b.D.GeoLng(col)
 		return "(" + col + " IS NOT NULL AND " + lat + " BETWEEN " + b.Param(x.SWLat) + " AND " + b.Param(x.NELat) +
 			" AND " + lng + " BETWEEN " + b.Param(x.SWLng) + " AND " + b.Param(x.NELng) + ")"
-	case GeoNear:
+	case query.GeoNear:
 		col := b.D.Ident(x.Path.Field)
 		if x.MaxRadians == 0 && x.Sort {
 			return col + " IS NOT NULL"
 		}
 		return "(" + col + " IS NOT NULL AND " + b.distance(col, x.Lat, x.Lng) + " <= " + b.Param(x.MaxRadians) + ")"
-	case GeoPolygon:
+	case query.GeoPolygon:
 		col := b.D.Ident(x.Path.Field)
 		return "(" + col + " IS NOT NULL AND " + b.D.InPolygon(b.D.GeoLat(col), b.D.GeoLng(col), b.Param(b.D.PolygonArg(x.Points))) + ")"
-	case Regex:
+	case query.Regex:
 		col := b.column(x.Path, "")
 		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, x.Pattern, x.Flags, b.Param) + ")"
 	}
 	panic(fmt.Sprintf("query: unknown expression %T", e))
 }
 
-func (b *Builder) cmp(c Cmp) string {
+func (b *Builder) cmp(c query.Cmp) string {
 	if c.ArrayElem {
 		col := b.D.Ident(c.Path.Field)
 		ph := b.elemParam(c.Value)
 		has := b.D.ArrayAny(col, func(el string) string { return el + " = " + ph })
-		if c.Op == OpNe {
+		if c.Op == query.OpNe {
 			return "(" + col + " IS NULL OR NOT " + has + ")"
 		}
 		return has
 	}
 	col := b.column(c.Path, c.Value)
 	if c.Value == nil {
-		if c.Op == OpNe {
+		if c.Op == query.OpNe {
 			return col + " IS NOT NULL"
 		}
 		return col + " IS NULL"
 	}
 	ph := b.Param(c.Value)
-	if c.Op == OpNe { // Mongo semantics: rows without the field match $ne
+	if c.Op == query.OpNe { // Mongo semantics: rows without the field match $ne
 		return "(" + col + " IS NULL OR " + col + " <> " + ph + ")"
 	}
-	if c.Op != OpEq && textOrdered(c.Path, c.Value) {
+	if c.Op != query.OpEq && textOrdered(c.Path, c.Value) {
 		col = b.D.CodePointOrder(col)
 	}
 	return col + " " + string(c.Op) + " " + ph
@@ -242,14 +252,14 @@ func (b *Builder) cmp(c Cmp) string {
 // text: a String column (objectId included) or a string inside an Object.
 // Dates are not: PostgreSQL holds them as timestamps, and their canonical
 // ISO text orders the same way in every collation SQLite has.
-func textOrdered(p Path, v any) bool {
+func textOrdered(p query.Path, v any) bool {
 	if _, ok := v.(string); !ok {
 		return false
 	}
 	return len(p.Sub) > 0 || p.Type == parse.TypeString
 }
 
-func (b *Builder) in(x In) string {
+func (b *Builder) in(x query.In) string {
 	if len(x.Values) == 0 {
 		if x.Not {
 			return "1=1"
@@ -309,7 +319,7 @@ func (b *Builder) in(x In) string {
 // value with its own type. A value of no listed type (or a nested object or
 // array) is in no group and is not null, so it matches $nin, with or
 // without null in the list; the null test reads the path untyped.
-func (b *Builder) jsonIn(x In) string {
+func (b *Builder) jsonIn(x query.In) string {
 	var (
 		kinds   []string
 		groups  = map[string][]string{}
@@ -353,7 +363,7 @@ func (b *Builder) jsonIn(x In) string {
 
 // subquery renders SELECT key FROM q.Class WHERE … (its own ReadACL
 // included), sharing this builder's arguments.
-func (b *Builder) subquery(q *Query, key string) string {
+func (b *Builder) subquery(q *query.Query, key string) string {
 	k := b.D.Ident(key)
 	sqlText := "SELECT " + k + " FROM " + b.D.Ident(q.Class) + " WHERE " + k + " IS NOT NULL"
 	if w := b.Where(q); w != "" {
@@ -375,9 +385,9 @@ func joinTable(field, class string) string { return "_Join:" + field + ":" + cla
 
 // Order renders q's ORDER BY clause: a $nearSphere without an explicit order
 // sorts nearest first.
-func (b *Builder) Order(q *Query) string {
+func (b *Builder) Order(q *query.Query) string {
 	if len(q.Order) == 0 && q.Where != nil {
-		if n := Near(q.Where); n != nil {
+		if n := query.Near(q.Where); n != nil {
 			return b.distance(b.D.Ident(n.Path.Field), n.Lat, n.Lng) + " ASC, " + b.OrderBy(nil)
 		}
 	}
@@ -386,7 +396,7 @@ func (b *Builder) Order(q *Query) string {
 
 // OrderBy renders the ORDER BY clause (without the keyword), with objectId
 // as the final tie-breaker so pagination is stable.
-func (b *Builder) OrderBy(keys []OrderKey) string {
+func (b *Builder) OrderBy(keys []query.OrderKey) string {
 	parts := make([]string, 0, len(keys)+1)
 	seenID := false
 	for _, k := range keys {
@@ -405,65 +415,4 @@ func (b *Builder) OrderBy(keys []OrderKey) string {
 		parts = append(parts, b.D.Ident(parse.FieldObjectID)+" ASC")
 	}
 	return strings.Join(parts, ", ")
-}
-
-// ParseOrder parses Parse's order string ("-createdAt,title") against s.
-func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
-	var keys []OrderKey
-	for _, part := range strings.Split(order, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k := OrderKey{Field: part}
-		if strings.HasPrefix(part, "-") {
-			k = OrderKey{Field: part[1:], Desc: true}
-		}
-		if strings.Contains(k.Field, ".") {
-			// A path into an Object field, as Parse Server sorts by it.
-			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
-			if err != nil {
-				return nil, err
-			}
-			k.Field, k.Sub = path.Field, path.Sub
-			keys = append(keys, k)
-			continue
-		}
-		f, ok := s.Fields[k.Field]
-		if !ok {
-			return nil, errAt("order", "unknown field %q on class %s", k.Field, s.ClassName)
-		}
-		switch f.Type {
-		case parse.TypeRelation, parse.TypeACL, parse.TypeObject, parse.TypeArray, parse.TypeGeoPoint, parse.TypePolygon, parse.TypeBytes:
-			return nil, errAt("order", "cannot sort by %s field %q", f.Type, k.Field)
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
-}
-
-// ParseKeys validates a keys projection. A dotted key ("owner.name")
-// selects its first segment, which must be a Pointer (the rest applies to
-// the included object) or an Object.
-func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
-	if keys == nil {
-		return nil, nil
-	}
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		k = strings.TrimSpace(k)
-		if k == "" {
-			continue
-		}
-		head, _, dotted := strings.Cut(k, ".")
-		f, ok := s.Fields[head]
-		if !ok {
-			return nil, errAt("keys", "unknown field %q on class %s", head, s.ClassName)
-		}
-		if dotted && f.Type != parse.TypePointer && f.Type != parse.TypeObject {
-			return nil, errAt("keys", "%q: dotted keys reach into Pointer or Object fields; %q is %s", k, head, f.Type)
-		}
-		out = append(out, k)
-	}
-	return out, nil
 }

@@ -1,18 +1,18 @@
-package query
+// Package restwhere renders a parsed constraint (package query) back
+// into Parse's REST where-language, for the backend that passes queries
+// on to Parse Server (store/parserest). The result means what the parsed
+// constraint means; Parse Server then evaluates it with its own semantics
+// (it is the oracle).
+package restwhere
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
-
-// Rendering a parsed constraint back into Parse's REST where-language, for
-// a backend that passes queries on to Parse Server (store/parserest). The
-// result means what the parsed constraint means; Parse Server then
-// evaluates it with its own semantics (it is the oracle).
 
 // Renderer renders constraints to REST JSON.
 type Renderer struct {
@@ -22,7 +22,7 @@ type Renderer struct {
 	// Owner decides a $relatedTo whose owner query carries more than the
 	// owner's id (the governed scope's rules): it reports whether q
 	// selects the owner. Nil refuses such a $relatedTo.
-	Owner func(q *Query) (bool, error)
+	Owner func(q *query.Query) (bool, error)
 }
 
 // ErrNotRenderable is wrapped by the errors of constraints the REST
@@ -31,7 +31,7 @@ var ErrNotRenderable = fmt.Errorf("constraint has no REST form")
 
 // Where renders e, a constraint on class, as a REST where object ({} for
 // nil).
-func (r Renderer) Where(class string, e Expr) (map[string]any, error) {
+func (r Renderer) Where(class string, e query.Expr) (map[string]any, error) {
 	if e == nil {
 		return map[string]any{}, nil
 	}
@@ -43,9 +43,11 @@ func (r Renderer) Where(class string, e Expr) (map[string]any, error) {
 }
 
 // QueryWhere renders q's constraint.
-func (r Renderer) QueryWhere(q *Query) (map[string]any, error) { return r.Where(q.Class, q.Where) }
+func (r Renderer) QueryWhere(q *query.Query) (map[string]any, error) {
+	return r.Where(q.Class, q.Where)
+}
 
-func (r Renderer) list(sch parse.Schema, es []Expr) ([]any, error) {
+func (r Renderer) list(sch parse.Schema, es []query.Expr) ([]any, error) {
 	out := make([]any, 0, len(es))
 	for _, e := range es {
 		m, err := r.expr(sch, e)
@@ -57,31 +59,31 @@ func (r Renderer) list(sch parse.Schema, es []Expr) ([]any, error) {
 	return out, nil
 }
 
-func field(p Path, v any) map[string]any { return map[string]any{p.String(): v} }
+func field(p query.Path, v any) map[string]any { return map[string]any{p.String(): v} }
 
-func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
+func (r Renderer) expr(sch parse.Schema, e query.Expr) (map[string]any, error) {
 	switch x := e.(type) {
-	case And:
+	case query.And:
 		l, err := r.list(sch, x.Exprs)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"$and": l}, nil
-	case Or:
+	case query.Or:
 		l, err := r.list(sch, x.Exprs)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"$or": l}, nil
-	case Nor:
+	case query.Nor:
 		l, err := r.list(sch, x.Exprs)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"$nor": l}, nil
-	case Cmp:
+	case query.Cmp:
 		return r.cmp(sch, x)
-	case In:
+	case query.In:
 		vals := make([]any, len(x.Values))
 		for i, v := range x.Values {
 			vals[i] = r.value(sch, x.Path, v, x.ArrayElem)
@@ -91,13 +93,13 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 			op = "$nin"
 		}
 		return field(x.Path, map[string]any{op: vals}), nil
-	case All:
+	case query.All:
 		return field(x.Path, map[string]any{"$all": x.Values}), nil
-	case ContainedBy:
+	case query.ContainedBy:
 		return field(x.Path, map[string]any{"$containedBy": x.Values}), nil
-	case Exists:
+	case query.Exists:
 		return field(x.Path, map[string]any{"$exists": x.Exists}), nil
-	case Regex:
+	case query.Regex:
 		c := map[string]any{"$regex": x.Pattern}
 		opts := ""
 		if x.Flags.CaseInsensitive {
@@ -113,7 +115,7 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 			c["$options"] = opts
 		}
 		return field(x.Path, c), nil
-	case InQuery:
+	case query.InQuery:
 		sub, err := r.subquery(x.Query)
 		if err != nil {
 			return nil, err
@@ -130,9 +132,9 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 			op = "$dontSelect"
 		}
 		return field(x.Path, map[string]any{op: map[string]any{"query": sub, "key": x.Key}}), nil
-	case RelatedTo:
+	case query.RelatedTo:
 		return r.relatedTo(x)
-	case RelationHas:
+	case query.RelationHas:
 		ptrs := make([]any, len(x.IDs))
 		for i, id := range x.IDs {
 			ptrs[i] = pointer(x.Class, id)
@@ -144,10 +146,10 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 			return map[string]any{x.Field: ptrs[0]}, nil
 		}
 		return map[string]any{x.Field: map[string]any{"$in": ptrs}}, nil
-	case GeoBox:
+	case query.GeoBox:
 		return field(x.Path, map[string]any{"$within": map[string]any{"$box": []any{
 			restGeoPoint(x.SWLat, x.SWLng), restGeoPoint(x.NELat, x.NELng)}}}), nil
-	case GeoNear:
+	case query.GeoNear:
 		if x.Sort {
 			c := map[string]any{"$nearSphere": restGeoPoint(x.Lat, x.Lng)}
 			if x.MaxRadians > 0 {
@@ -161,7 +163,7 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 		}
 		return field(x.Path, map[string]any{"$geoWithin": map[string]any{
 			"$centerSphere": []any{[]any{x.Lng, x.Lat}, radius}}}), nil
-	case GeoPolygon:
+	case query.GeoPolygon:
 		pts := make([]any, len(x.Points))
 		for i, p := range x.Points {
 			pts[i] = restGeoPoint(p[0], p[1])
@@ -171,7 +173,7 @@ func (r Renderer) expr(sch parse.Schema, e Expr) (map[string]any, error) {
 	return nil, fmt.Errorf("%w: %T", ErrNotRenderable, e)
 }
 
-func (r Renderer) subquery(q *Query) (map[string]any, error) {
+func (r Renderer) subquery(q *query.Query) (map[string]any, error) {
 	w, err := r.QueryWhere(q)
 	if err != nil {
 		return nil, err
@@ -182,7 +184,7 @@ func (r Renderer) subquery(q *Query) (map[string]any, error) {
 // relatedTo renders $relatedTo. The parser makes the owner query an
 // objectId equality; the governed scope may add its rules to it, which
 // Parse's $relatedTo cannot carry: Owner decides them first.
-func (r Renderer) relatedTo(x RelatedTo) (map[string]any, error) {
+func (r Renderer) relatedTo(x query.RelatedTo) (map[string]any, error) {
 	id, extra := ownerID(x.Owner.Where)
 	if id == "" {
 		return nil, fmt.Errorf("%w: $relatedTo without an owner objectId", ErrNotRenderable)
@@ -204,9 +206,9 @@ func (r Renderer) relatedTo(x RelatedTo) (map[string]any, error) {
 
 // ownerID finds the objectId equality of an owner query; extra reports
 // other constraints beside it.
-func ownerID(e Expr) (id string, extra bool) {
-	isID := func(e Expr) string {
-		if c, ok := e.(Cmp); ok && c.Path.Field == parse.FieldObjectID && len(c.Path.Sub) == 0 && c.Op == OpEq && !c.ArrayElem {
+func ownerID(e query.Expr) (id string, extra bool) {
+	isID := func(e query.Expr) string {
+		if c, ok := e.(query.Cmp); ok && c.Path.Field == parse.FieldObjectID && len(c.Path.Sub) == 0 && c.Op == query.OpEq && !c.ArrayElem {
 			s, _ := c.Value.(string)
 			return s
 		}
@@ -215,7 +217,7 @@ func ownerID(e Expr) (id string, extra bool) {
 	if s := isID(e); s != "" {
 		return s, false
 	}
-	if a, ok := e.(And); ok {
+	if a, ok := e.(query.And); ok {
 		for _, sub := range a.Exprs {
 			if s := isID(sub); s != "" {
 				return s, len(a.Exprs) > 1
@@ -225,7 +227,7 @@ func ownerID(e Expr) (id string, extra bool) {
 	return "", true
 }
 
-func (r Renderer) cmp(sch parse.Schema, c Cmp) (map[string]any, error) {
+func (r Renderer) cmp(sch parse.Schema, c query.Cmp) (map[string]any, error) {
 	var v any
 	if c.Path.Type == parse.TypeArray && len(c.Path.Sub) == 0 && !c.ArrayElem && c.Value != nil {
 		s, _ := c.Value.(string) // whole-array equality holds the array's JSON
@@ -236,7 +238,7 @@ func (r Renderer) cmp(sch parse.Schema, c Cmp) (map[string]any, error) {
 		v = r.value(sch, c.Path, c.Value, c.ArrayElem)
 	}
 	switch c.Op {
-	case OpEq:
+	case query.OpEq:
 		if c.ArrayElem && v != nil {
 			// "the array holds v": Parse Server on PostgreSQL answers
 			// {"tags": v} with an internal error, $all means the same.
@@ -248,22 +250,22 @@ func (r Renderer) cmp(sch parse.Schema, c Cmp) (map[string]any, error) {
 			return field(c.Path, map[string]any{"$eq": v}), nil
 		}
 		return field(c.Path, v), nil
-	case OpNe:
+	case query.OpNe:
 		return field(c.Path, map[string]any{"$ne": v}), nil
-	case OpLt:
+	case query.OpLt:
 		return field(c.Path, map[string]any{"$lt": v}), nil
-	case OpLte:
+	case query.OpLte:
 		return field(c.Path, map[string]any{"$lte": v}), nil
-	case OpGt:
+	case query.OpGt:
 		return field(c.Path, map[string]any{"$gt": v}), nil
-	case OpGte:
+	case query.OpGte:
 		return field(c.Path, map[string]any{"$gte": v}), nil
 	}
 	return nil, fmt.Errorf("%w: operator %s", ErrNotRenderable, c.Op)
 }
 
 // value turns a storage-form value back into its REST form.
-func (r Renderer) value(sch parse.Schema, p Path, v any, elem bool) any {
+func (r Renderer) value(sch parse.Schema, p query.Path, v any, elem bool) any {
 	if v == nil || elem || len(p.Sub) > 0 {
 		return v
 	}
@@ -293,28 +295,4 @@ func pointer(class string, id any) map[string]any {
 
 func restGeoPoint(lat, lng float64) map[string]any {
 	return map[string]any{"__type": "GeoPoint", "latitude": lat, "longitude": lng}
-}
-
-// MarshalJSON renders the object with its keys in their order.
-func (o *OrderedObject) MarshalJSON() ([]byte, error) {
-	if o == nil {
-		return []byte("null"), nil
-	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.Keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(o.Values[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
 }

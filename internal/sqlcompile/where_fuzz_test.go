@@ -1,4 +1,4 @@
-package query_test
+package sqlcompile_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 )
@@ -75,7 +76,7 @@ func (fuzzDialect) InPolygon(lat, lng, polygon string) string {
 }
 func (fuzzDialect) PolygonArg(points [][2]float64) any { return points }
 
-var _ query.Dialect = fuzzDialect{}
+var _ sqlcompile.Dialect = fuzzDialect{}
 
 var placeholderRE = regexp.MustCompile(`\$(\d+)`)
 
@@ -208,7 +209,7 @@ func FuzzParseWhere(f *testing.F) {
 
 // compile renders q's predicate and order through the fuzz dialect.
 func compile(q *query.Query) (string, []any) {
-	b := &query.Builder{D: fuzzDialect{}}
+	b := &sqlcompile.Builder{D: fuzzDialect{}}
 	w := b.Where(q)
 	o := b.Order(q)
 	return "WHERE " + w + " ORDER BY " + o, b.Args

@@ -1,4 +1,4 @@
-package query
+package sqlcompile
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // PipelineDialect is what the pipeline compiler needs beyond a where
@@ -22,7 +23,7 @@ import (
 // GeoPoints as {"latitude","longitude"}, Polygons as [[lat,lng],…].
 type PipelineDialect interface {
 	Dialect
-	// DatePart extracts a date part (a key of DateOperators) of a Date; tz
+	// DatePart extracts a date part (a key of query.DateOperators) of a Date; tz
 	// is "" (UTC) or the placeholder of a bound time zone (an IANA name, or
 	// a "+05:30" offset when offset is set). It works in
 	// column form, in UTC, as a Number.
@@ -30,11 +31,11 @@ type PipelineDialect interface {
 	// ToJSON renders a value of type t (column form, or JSON form when
 	// t's values are) in the JSON normal form, fit for JSONObject and
 	// JSONArrayAgg; NULL stays NULL.
-	ToJSON(expr string, t Type) string
+	ToJSON(expr string, t query.Type) string
 	// FromJSON converts a JSON-form value to t's column form (t a String,
 	// Number, Boolean, Date or Pointer); a JSON value of another type
 	// becomes NULL.
-	FromJSON(expr string, t Type) string
+	FromJSON(expr string, t query.Type) string
 	// JSONAt is the JSON-form value at the path sub inside a JSON-form
 	// value (NULL when missing).
 	JSONAt(expr string, sub []string, param func(any) string) string
@@ -51,11 +52,11 @@ type PipelineDialect interface {
 	JSONSortKeys(expr string) []string
 	// First is the aggregate value of expr (of type t) on the group's
 	// first row in the given ORDER BY order, NULL included.
-	First(expr, order string, t Type) string
+	First(expr, order string, t query.Type) string
 	// MinMax is the aggregate minimum (or maximum) of a scalar of type t.
-	MinMax(expr string, t Type, max bool) string
+	MinMax(expr string, t query.Type, max bool) string
 	// Literal types a bound placeholder (or NULL) as a value of type t.
-	Literal(ph string, t Type) string
+	Literal(ph string, t query.Type) string
 	// Number converts an integer expression (count(*)) to the Number
 	// column form.
 	Number(expr string) string
@@ -74,8 +75,8 @@ const ordCol = "_ord" // a row's position; user field names start with a letter
 // arguments. The result columns are p.Output, in order (or one dummy
 // column when p.Output is empty), ordered as the pipeline leaves them.
 // readACL is applied to the class rows entering the pipeline and to the
-// rows of every $lookup'd class (see ACLFilter).
-func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string, []any) {
+// rows of every $lookup'd class (see query.ACLFilter).
+func CompilePipeline(d PipelineDialect, p *query.Pipeline, readACL query.ACLFilter) (string, []any) {
 	c := &pcompiler{d: d, b: &Builder{D: d}, readACL: readACL}
 	prev, shape := c.pipeline(p)
 	cols := make([]string, 0, len(shape))
@@ -95,18 +96,18 @@ func CompilePipeline(d PipelineDialect, p *Pipeline, readACL ACLFilter) (string,
 
 // pipeline renders p on its class's rows (with its Filter and the read
 // ACL) as CTEs, and returns the last one and its fields.
-func (c *pcompiler) pipeline(p *Pipeline) (string, []Field) {
+func (c *pcompiler) pipeline(p *query.Pipeline) (string, []query.Field) {
 	d := c.d
 	shape := p.Input
 	stages := p.Stages
 	// The filter and the leading $match stages constrain the class rows
 	// themselves (so indexes apply).
-	var where []Expr
+	var where []query.Expr
 	if p.Filter != nil {
 		where = append(where, p.Filter)
 	}
 	for len(stages) > 0 {
-		m, ok := stages[0].(*MatchStage)
+		m, ok := stages[0].(*query.MatchStage)
 		if !ok {
 			break
 		}
@@ -120,7 +121,7 @@ func (c *pcompiler) pipeline(p *Pipeline) (string, []Field) {
 		sel = append(sel, d.Ident(f.Name))
 	}
 	sel = append(sel, d.Ident(parse.FieldObjectID)+" AS "+d.Ident(ordCol))
-	q := &Query{ReadACL: c.readACL, Where: AndOf(where...)}
+	q := &query.Query{ReadACL: c.readACL, Where: query.AndOf(where...)}
 	body := "SELECT " + strings.Join(sel, ", ") + " FROM " + d.Ident(p.Class)
 	if w := c.b.Where(q); w != "" {
 		body += " WHERE " + w
@@ -130,10 +131,10 @@ func (c *pcompiler) pipeline(p *Pipeline) (string, []Field) {
 
 // stages renders stages on the rows of prev (fields in) and returns the
 // last CTE and its fields.
-func (c *pcompiler) stages(stages []Stage, prev string, in []Field) (string, []Field) {
+func (c *pcompiler) stages(stages []query.Stage, prev string, in []query.Field) (string, []query.Field) {
 	for _, st := range stages {
 		prev = c.stage(st, prev, in)
-		in = st.out()
+		in = st.Output()
 	}
 	return prev, in
 }
@@ -141,7 +142,7 @@ func (c *pcompiler) stages(stages []Stage, prev string, in []Field) (string, []F
 type pcompiler struct {
 	d       PipelineDialect
 	b       *Builder
-	readACL ACLFilter
+	readACL query.ACLFilter
 	ctes    []string
 	// recursive is set once a CTE refers to itself (WITH RECURSIVE).
 	recursive bool
@@ -173,7 +174,7 @@ func (c *pcompiler) col(from, name string) string { return from + "." + c.d.Iden
 func (c *pcompiler) as(expr, name string) string { return expr + " AS " + c.d.Ident(name) }
 
 // passthrough selects every field of shape from the row alias "p".
-func (c *pcompiler) passthrough(shape []Field) []string {
+func (c *pcompiler) passthrough(shape []query.Field) []string {
 	out := make([]string, 0, len(shape)+1)
 	for _, f := range shape {
 		out = append(out, c.col("p", f.Name))
@@ -182,7 +183,7 @@ func (c *pcompiler) passthrough(shape []Field) []string {
 }
 
 // operand renders op over the row alias from.
-func (c *pcompiler) operand(op Operand, from string) string {
+func (c *pcompiler) operand(op query.Operand, from string) string {
 	switch {
 	case op.IsConst:
 		if op.Const == nil {
@@ -203,21 +204,21 @@ func (c *pcompiler) operand(op Operand, from string) string {
 		return col
 	}
 	at := c.d.JSONAt(col, op.Sub, c.b.Param)
-	if op.Type.jsonForm() {
+	if op.Type.JSONForm() {
 		return at
 	}
 	return c.d.FromJSON(at, op.Type)
 }
 
 // orderKeys renders ORDER BY items for a value of type t.
-func (c *pcompiler) orderKeys(expr string, t Type, desc bool) []string {
+func (c *pcompiler) orderKeys(expr string, t query.Type, desc bool) []string {
 	dir := " ASC"
 	if desc {
 		dir = " DESC"
 	}
 	dir += c.d.NullsOrder(desc)
 	exprs := []string{expr}
-	if t.jsonForm() {
+	if t.JSONForm() {
 		exprs = c.d.JSONSortKeys(expr)
 	}
 	out := make([]string, len(exprs))
@@ -227,10 +228,10 @@ func (c *pcompiler) orderKeys(expr string, t Type, desc bool) []string {
 	return out
 }
 
-func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
+func (c *pcompiler) stage(st query.Stage, prev string, in []query.Field) string {
 	from := " FROM " + prev + " AS p"
 	switch s := st.(type) {
-	case *MatchStage:
+	case *query.MatchStage:
 		body := "SELECT *" + from
 		if s.Where != nil {
 			if w := c.b.Constraint(s.Where); w != "" {
@@ -238,35 +239,35 @@ func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
 			}
 		}
 		return c.cte(body)
-	case *SortStage:
+	case *query.SortStage:
 		var keys []string
 		for _, k := range s.Keys {
-			e := c.operand(Operand{Ref: k.Field, Sub: k.Sub, Type: k.Type}, "p")
+			e := c.operand(query.Operand{Ref: k.Field, Sub: k.Sub, Type: k.Type}, "p")
 			keys = append(keys, c.orderKeys(e, k.Type, k.Desc)...)
 		}
 		keys = append(keys, c.col("p", ordCol)+" ASC")
 		sel := append(c.passthrough(in), c.as("row_number() OVER (ORDER BY "+strings.Join(keys, ", ")+")", ordCol))
 		return c.cte("SELECT " + strings.Join(sel, ", ") + from)
-	case *LimitStage:
+	case *query.LimitStage:
 		return c.cte("SELECT *" + from + " ORDER BY " + c.col("p", ordCol) + " LIMIT " + c.b.Param(int64(s.N)) + " OFFSET " + c.b.Param(int64(0)))
-	case *SkipStage:
+	case *query.SkipStage:
 		return c.cte("SELECT *" + from + " ORDER BY " + c.col("p", ordCol) + " LIMIT " + c.b.Param(c.d.NoLimit()) + " OFFSET " + c.b.Param(int64(s.N)))
-	case *ProjectStage:
+	case *query.ProjectStage:
 		sel := make([]string, 0, len(s.Fields)+1)
 		for _, f := range s.Fields {
 			sel = append(sel, c.as(c.operand(f.Value, "p"), f.Field.Name))
 		}
 		sel = append(sel, c.col("p", ordCol))
 		return c.cte("SELECT " + strings.Join(sel, ", ") + from)
-	case *CountStage:
+	case *query.CountStage:
 		return c.cte("SELECT " + c.as(c.d.Number("count(*)"), s.Field) + ", " + c.as("1", ordCol) + from + " HAVING count(*) > 0")
-	case *UnwindStage:
+	case *query.UnwindStage:
 		join, elem, index, order := c.d.Unwind(c.col("p", s.Field), s.Preserve)
-		if !s.Elem.jsonForm() {
+		if !s.Elem.JSONForm() {
 			elem = c.d.FromJSON(elem, s.Elem)
 		}
 		var sel []string
-		for _, f := range s.out() {
+		for _, f := range s.Output() {
 			switch f.Name {
 			case s.Field:
 				sel = append(sel, c.as(elem, f.Name))
@@ -278,28 +279,28 @@ func (c *pcompiler) stage(st Stage, prev string, in []Field) string {
 		}
 		sel = append(sel, c.as("row_number() OVER (ORDER BY "+c.col("p", ordCol)+" ASC, "+order+" ASC)", ordCol))
 		return c.cte("SELECT " + strings.Join(sel, ", ") + from + " " + join)
-	case *LookupStage:
+	case *query.LookupStage:
 		return c.lookup(s, prev)
-	case *GroupStage:
+	case *query.GroupStage:
 		return c.group(s, prev)
-	case *ReplaceRootStage:
+	case *query.ReplaceRootStage:
 		return c.replaceRoot(s, prev)
-	case *BucketStage:
+	case *query.BucketStage:
 		return c.group(s.Group, prev)
-	case *BucketAutoStage:
+	case *query.BucketAutoStage:
 		return c.bucketAuto(s, prev, in)
-	case *FacetStage:
+	case *query.FacetStage:
 		return c.facet(s, prev)
-	case *UnionWithStage:
+	case *query.UnionWithStage:
 		return c.unionWith(s, prev, in)
-	case *GraphLookupStage:
+	case *query.GraphLookupStage:
 		return c.graphLookup(s, prev, in)
 	}
 	panic(fmt.Sprintf("query: unknown pipeline stage %T", st))
 }
 
-func (c *pcompiler) lookup(s *LookupStage, prev string) string {
-	fields := classFields(s.From)
+func (c *pcompiler) lookup(s *query.LookupStage, prev string) string {
+	fields := query.ClassFields(s.From)
 	keys := make([]string, len(fields))
 	vals := make([]string, len(fields))
 	for i, f := range fields {
@@ -318,12 +319,12 @@ func (c *pcompiler) lookup(s *LookupStage, prev string) string {
 	}
 	sub := "(SELECT " + c.d.JSONArrayAgg(c.d.JSONObject(keys, vals), "", c.col("f", parse.FieldObjectID)+" ASC") +
 		" FROM " + c.d.Ident(s.From.ClassName) + " AS f WHERE " + cond + ")"
-	return c.joinArray(s.out(), s.As, sub, prev)
+	return c.joinArray(s.Output(), s.As, sub, prev)
 }
 
 // joinArray selects the previous stage's rows with the field as set to
 // sub, the correlated array a $lookup or $graphLookup builds for each row.
-func (c *pcompiler) joinArray(out []Field, as, sub, prev string) string {
+func (c *pcompiler) joinArray(out []query.Field, as, sub, prev string) string {
 	sel := make([]string, 0, len(out)+1)
 	for _, f := range out {
 		if f.Name == as {
@@ -336,24 +337,24 @@ func (c *pcompiler) joinArray(out []Field, as, sub, prev string) string {
 	return c.cte("SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p")
 }
 
-func (c *pcompiler) group(s *GroupStage, prev string) string {
+func (c *pcompiler) group(s *query.GroupStage, prev string) string {
 	// First a CTE computing the key parts and accumulator arguments per
 	// row, so the grouping works on plain columns.
 	var pre []string
 	type keyCol struct {
 		name string
-		t    Type
+		t    query.Type
 	}
 	var keyCols []keyCol
 	var keyExprs []string
-	key := func(op Operand, name string) {
+	key := func(op query.Operand, name string) {
 		e := c.operand(op, "p")
-		if op.Type.jsonKey() {
+		if op.Type.JSONKey() {
 			e = c.d.ToJSON(e, op.Type)
 		}
 		pre = append(pre, c.as(e, name))
 		keyExprs = append(keyExprs, e)
-		keyCols = append(keyCols, keyCol{name, op.Type.keyValue()})
+		keyCols = append(keyCols, keyCol{name, op.Type.KeyValue()})
 	}
 	if s.Key != nil && !s.Key.IsConst {
 		key(*s.Key, "_k0")
@@ -369,7 +370,7 @@ func (c *pcompiler) group(s *GroupStage, prev string) string {
 		name := "_a" + strconv.Itoa(i)
 		if a.Op == "$addToSet" {
 			// A set keeps each value's first row in the group.
-			if a.Arg.Type.jsonKey() {
+			if a.Arg.Type.JSONKey() {
 				e = c.d.ToJSON(e, a.Arg.Type)
 			}
 			part := append(append([]string(nil), keyExprs...), e)
@@ -427,7 +428,7 @@ func (c *pcompiler) group(s *GroupStage, prev string) string {
 		case "$addToSet":
 			// The distinct values in ascending order (as a sort would
 			// order them), equal-ordering ones by first appearance.
-			t := a.Arg.Type.keyValue()
+			t := a.Arg.Type.KeyValue()
 			order := append(c.orderKeys(arg, t, false), ord+" ASC")
 			filter := arg + " IS NOT NULL AND " + c.col("g", "_d"+strconv.Itoa(i)) + " = 1"
 			e = c.d.JSONArrayAgg(c.d.ToJSON(arg, t), filter, strings.Join(order, ", "))
@@ -459,6 +460,19 @@ func (c *pcompiler) group(s *GroupStage, prev string) string {
 		body += " GROUP BY " + strings.Join(groupBy, ", ")
 	} else {
 		body += " HAVING count(*) > 0" // no rows, no group (as MongoDB)
+	}
+	return c.cte(body)
+}
+
+func (c *pcompiler) replaceRoot(s *query.ReplaceRootStage, prev string) string {
+	sel := make([]string, 0, len(s.Fields)+1)
+	for _, f := range s.Fields {
+		sel = append(sel, c.as(c.operand(f.Value, "p"), f.Field.Name))
+	}
+	sel = append(sel, c.col("p", ordCol))
+	body := "SELECT " + strings.Join(sel, ", ") + " FROM " + prev + " AS p"
+	if s.Root != nil {
+		body += " WHERE " + c.operand(*s.Root, "p") + " IS NOT NULL"
 	}
 	return c.cte(body)
 }

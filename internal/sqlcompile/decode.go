@@ -1,9 +1,10 @@
-package query
+package sqlcompile
 
 import (
 	"fmt"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // ValueCodec is how a backend reads the result columns of a compiled
@@ -23,7 +24,7 @@ type ValueCodec struct {
 // are bare ISO strings, as Parse renders them); pointers that are still
 // pointer fields are Pointer objects; $lookup'd objects look like the rows
 // a find returns.
-func (p *Pipeline) DecodeRow(c ValueCodec, vals []any) (map[string]any, error) {
+func DecodeRow(p *query.Pipeline, c ValueCodec, vals []any) (map[string]any, error) {
 	row := make(map[string]any, len(p.Output))
 	for i, f := range p.Output {
 		if i >= len(vals) {
@@ -44,12 +45,12 @@ func (p *Pipeline) DecodeRow(c ValueCodec, vals []any) (map[string]any, error) {
 	return row, nil
 }
 
-func decodeOutput(c ValueCodec, f Field, v any) (any, error) {
+func decodeOutput(c ValueCodec, f query.Field, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	t := f.Type
-	if t.jsonForm() {
+	if t.JSONForm() {
 		j, err := c.JSON(v)
 		if err != nil {
 			return nil, err
@@ -72,7 +73,7 @@ func decodeOutput(c ValueCodec, f Field, v any) (any, error) {
 
 // restFromJSON converts a value in the JSON normal form of t to its REST
 // form.
-func restFromJSON(t Type, v any) any {
+func restFromJSON(t query.Type, v any) any {
 	if v == nil {
 		return nil
 	}
@@ -149,7 +150,7 @@ func restFromJSON(t Type, v any) any {
 // returns it.
 func classObject(s *parse.Schema, m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
-	for _, f := range classFields(*s) {
+	for _, f := range query.ClassFields(*s) {
 		v := m[f.Name]
 		if v == nil {
 			continue

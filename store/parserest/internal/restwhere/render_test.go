@@ -1,4 +1,4 @@
-package query_test
+package restwhere_test
 
 import (
 	"encoding/json"
@@ -8,14 +8,20 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store/parserest/internal/restwhere"
 )
 
 // A parsed constraint renders back to REST JSON that parses to the same
 // constraint, with values in their REST forms (Dates, Pointers, Files as
 // typed objects).
 func TestRendererRoundTrip(t *testing.T) {
-	sch := testSchema()
-	r := query.Renderer{Resolve: func(c string) (parse.Schema, error) {
+	sch := parse.NewSchema("Item")
+	if err := json.Unmarshal([]byte(`{"name": {"type": "String"}, "score": {"type": "Number"}, "active": {"type": "Boolean"},
+	  "when": {"type": "Date"}, "tags": {"type": "Array"}, "meta": {"type": "Object"}, "photo": {"type": "File"},
+	  "owner": {"type": "Pointer", "targetClass": "_User"}, "peers": {"type": "Relation", "targetClass": "_User"}}`), &sch.Fields); err != nil {
+		t.Fatal(err)
+	}
+	r := restwhere.Renderer{Resolve: func(c string) (parse.Schema, error) {
 		if c == sch.ClassName {
 			return sch, nil
 		}
@@ -36,7 +42,11 @@ func TestRendererRoundTrip(t *testing.T) {
 		{`{"photo": {"$exists": true}}`, `{"photo":{"$exists":true}}`},
 	}
 	for _, c := range cases {
-		e, err := parseJSON(t, c.where)
+		var where map[string]any
+		if err := json.Unmarshal([]byte(c.where), &where); err != nil {
+			t.Fatalf("bad test JSON %s: %v", c.where, err)
+		}
+		e, err := query.ParseWhere(sch, where)
 		if err != nil {
 			t.Fatalf("%s: %v", c.where, err)
 		}
@@ -61,7 +71,7 @@ func TestRendererRoundTrip(t *testing.T) {
 	owner := &query.Query{Class: "Item", Where: query.And{Exprs: []query.Expr{
 		query.Cmp{Path: query.Path{Field: "objectId", Type: parse.TypeString}, Op: query.OpEq, Value: "o1"},
 		query.Cmp{Path: query.Path{Field: "active", Type: parse.TypeBoolean}, Op: query.OpEq, Value: true}}}}
-	if _, err := r.Where("Item", query.RelatedTo{Owner: owner, Field: "peers"}); !errors.Is(err, query.ErrNotRenderable) {
+	if _, err := r.Where("Item", query.RelatedTo{Owner: owner, Field: "peers"}); !errors.Is(err, restwhere.ErrNotRenderable) {
 		t.Errorf("$relatedTo with owner rules and no Owner: %v", err)
 	}
 	r.Owner = func(*query.Query) (bool, error) { return false, nil }

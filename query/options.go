@@ -1,0 +1,70 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/parsemcp/parsemcp/parse"
+)
+
+// The options of a find beside its where: the order and the keys.
+
+// ParseOrder parses Parse's order string ("-createdAt,title") against s.
+func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
+	var keys []OrderKey
+	for _, part := range strings.Split(order, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k := OrderKey{Field: part}
+		if strings.HasPrefix(part, "-") {
+			k = OrderKey{Field: part[1:], Desc: true}
+		}
+		if strings.Contains(k.Field, ".") {
+			// A path into an Object field, as Parse Server sorts by it.
+			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
+			if err != nil {
+				return nil, err
+			}
+			k.Field, k.Sub = path.Field, path.Sub
+			keys = append(keys, k)
+			continue
+		}
+		f, ok := s.Fields[k.Field]
+		if !ok {
+			return nil, errAt("order", "unknown field %q on class %s", k.Field, s.ClassName)
+		}
+		switch f.Type {
+		case parse.TypeRelation, parse.TypeACL, parse.TypeObject, parse.TypeArray, parse.TypeGeoPoint, parse.TypePolygon, parse.TypeBytes:
+			return nil, errAt("order", "cannot sort by %s field %q", f.Type, k.Field)
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// ParseKeys validates a keys projection. A dotted key ("owner.name")
+// selects its first segment, which must be a Pointer (the rest applies to
+// the included object) or an Object.
+func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
+	if keys == nil {
+		return nil, nil
+	}
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		head, _, dotted := strings.Cut(k, ".")
+		f, ok := s.Fields[head]
+		if !ok {
+			return nil, errAt("keys", "unknown field %q on class %s", head, s.ClassName)
+		}
+		if dotted && f.Type != parse.TypePointer && f.Type != parse.TypeObject {
+			return nil, errAt("keys", "%q: dotted keys reach into Pointer or Object fields; %q is %s", k, head, f.Type)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
