@@ -217,3 +217,47 @@ func withDry(args map[string]any) map[string]any {
 	}
 	return out
 }
+
+// aggregate gives pointer columns as Parse Pointers, their classes in
+// pointer_classes; compact_pointers false gives Parse's storage form
+// (_p_<field>: "<Class>$<objectId>") instead. A $group key on a pointer
+// is its bare objectId either way, as Parse Server gives it.
+func TestAggregateCompactPointers(t *testing.T) {
+	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
+	project := []any{
+		map[string]any{"$match": map[string]any{"objectId": "t000000001"}},
+		map[string]any{"$project": map[string]any{"project": 1, "title": 1}},
+	}
+	out := ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": project})
+	if d := cmp.Diff(jsonOf(t, `[{"objectId":"t000000001","project":{"__type":"Pointer","className":"Project","objectId":"pApollo001"},"title":"Fuel leak"}]`), out["results"]); d != "" {
+		t.Fatalf("pointer column (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(jsonOf(t, `{"project":"Project"}`), out["pointer_classes"]); d != "" {
+		t.Fatalf("pointer_classes (-want +got):\n%s", d)
+	}
+	out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": project, "compact_pointers": false})
+	if d := cmp.Diff(jsonOf(t, `[{"objectId":"t000000001","_p_project":"Project$pApollo001","title":"Fuel leak"}]`), out["results"]); d != "" {
+		t.Fatalf("storage-form pointer column (-want +got):\n%s", d)
+	}
+	if _, has := out["pointer_classes"]; has {
+		t.Fatalf("pointer_classes with compact_pointers false: %v", out)
+	}
+	next, _ := out["next_call"].(map[string]any)
+	if next != nil {
+		if args, _ := next["arguments"].(map[string]any); args["compact_pointers"] != false {
+			t.Fatalf("next_call loses compact_pointers: %v", next)
+		}
+	}
+	group := []any{
+		map[string]any{"$match": map[string]any{"project": map[string]any{"$exists": true}}},
+		map[string]any{"$group": map[string]any{"_id": "$project", "n": map[string]any{"$sum": 1}}},
+		map[string]any{"$sort": map[string]any{"_id": 1}},
+	}
+	for _, compact := range []bool{true, false} {
+		out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": compact})
+		if d := cmp.Diff(jsonOf(t, `[{"objectId":"pApollo001","n":2},{"objectId":"pBorealis2","n":1},{"objectId":"pComet0003","n":1}]`), out["results"]); d != "" {
+			t.Fatalf("group on a pointer, compact_pointers %v (-want +got):\n%s", compact, d)
+		}
+	}
+	fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": "no"}, "invalid_argument")
+}

@@ -130,12 +130,12 @@ t000000004,Orbit calc,Comet,1,
 | t000000004 | Orbit calc  | Comet    |        1 |                          |
 +------------+-------------+----------+----------+--------------------------+
 `, out)
-	if res["format"] != "text" {
+	if res["format"] != "table" {
 		t.Fatalf("format %v", res["format"])
 	}
 
 	// The names models often use for the formats, in any case.
-	for alias, canonical := range map[string]string{"MD": "markdown", "table": "text", "CSV": "csv", " Markdown ": "markdown"} {
+	for alias, canonical := range map[string]string{"MD": "markdown", "text": "table", "Table": "table", "CSV": "csv", " Markdown ": "markdown"} {
 		if _, res := exportOut(t, cs, base(alias)); res["format"] != canonical {
 			t.Errorf("format %q → %v, want %s", alias, res["format"], canonical)
 		}
@@ -505,7 +505,7 @@ func TestExportBadInput(t *testing.T) {
 		{map[string]any{"class_name": "Ticket", "columns": []any{}}, "invalid_argument", `argument "columns" must name at least one column (omit it for every field)`},
 		{map[string]any{"class_name": "Ticket", "columns": 5}, "invalid_argument", `~must be an array of columns`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"title"}, "keys": []any{"title"}}, "invalid_argument", `give either "columns" or "keys", not both`},
-		{map[string]any{"class_name": "Ticket", "format": "xml"}, "invalid_argument", `argument "format" must be one of csv, markdown or text; got "xml"`},
+		{map[string]any{"class_name": "Ticket", "format": "xml"}, "invalid_argument", `argument "format" must be one of csv, markdown or table; got "xml"`},
 		{map[string]any{"class_name": "Ticket", "format": 1}, "invalid_argument", `~"format"`},
 		{map[string]any{"class_name": "Ticket", "limit": 0}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 0`},
 		{map[string]any{"class_name": "Ticket", "limit": 10001}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 10001`},

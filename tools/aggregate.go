@@ -38,8 +38,9 @@ func aggregateTool() *Tool {
 		Permission:  agent.Readonly,
 		Timeout:     60 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema, "apply_canonical_filter": canonicalSchema}),
-		Handler:     aggregate,
+		Input: schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema, "apply_canonical_filter": canonicalSchema,
+			"compact_pointers": {Type: "boolean", Default: mustJSON(true), Description: "true: pointers as bare objectIds, their classes in pointer_classes; false: Parse's storage form, _p_<field>: \"<Class>$<objectId>\""}}),
+		Handler: aggregate,
 	}
 }
 
@@ -50,6 +51,28 @@ type aggregateArgs struct {
 	// ApplyCanonicalFilter false lets rows outside the class's canonical
 	// filter enter the pipeline.
 	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty"`
+	// CompactPointers false gives pointers in Parse's storage form
+	// instead of bare objectIds and pointer_classes.
+	CompactPointers *bool `json:"compact_pointers,omitempty"`
+}
+
+// expandPointers rewrites the pointer columns of rows (pc: the output
+// fields holding Pointers, and their classes) into Parse's storage form:
+// the field becomes _p_<field> and its value <Class>$<objectId>.
+func expandPointers(rows []map[string]any, pc map[string]string) {
+	for _, row := range rows {
+		for field, class := range pc {
+			v, ok := row[field]
+			if !ok {
+				continue
+			}
+			if _, id, isPtr := parse.PointerID(v); isPtr {
+				v = class + "$" + id
+			}
+			delete(row, field)
+			row["_p_"+field] = v
+		}
+	}
 }
 
 // pointerClasses lists the result fields that hold bare objectIds of a
@@ -96,6 +119,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		}
 	}
 	pc := pointerClasses(p)
+	compact := args.CompactPointers == nil || *args.CompactPointers
 	if len(pc) == 0 {
 		pc = nil
 	}
@@ -105,7 +129,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		}
 		out := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages), "dry_run": true, "pipeline": json.RawMessage(raw),
 			"hint": "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."}
-		if pc != nil {
+		if pc != nil && compact {
 			out["pointer_classes"] = pc
 		}
 		return out, nil
@@ -116,6 +140,10 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	}
 	if rows == nil {
 		rows = []map[string]any{}
+	}
+	if !compact {
+		expandPointers(rows, pc)
+		pc = nil
 	}
 	res := &RowsResult{ClassName: sch.ClassName, PipelineStages: len(p.Stages), PointerClasses: pc, ResultCount: len(rows), Results: rows, all: rows}
 	if autoLimited && len(rows) >= AutoLimit {
@@ -128,6 +156,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	next := map[string]any{"class_name": sch.ClassName}
 	if args.ApplyCanonicalFilter != nil {
 		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	if !compact {
+		next["compact_pointers"] = false
 	}
 	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: aggregateName, args: next,
 		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(userRaw, skip) }}

@@ -89,7 +89,7 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 
 // enumAliases are other names models often give members of the built-in
 // tools' closed sets; the handlers map them to the member (enumMember).
-var enumAliases = map[string]string{"md": ExportMarkdown, "table": ExportText, "average": "avg"}
+var enumAliases = map[string]string{"md": ExportMarkdown, "text": ExportTable, "average": "avg"}
 
 // enumMember returns the member of values that v names: case and
 // surrounding space do not matter, and an alias names its member.

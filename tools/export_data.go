@@ -31,7 +31,7 @@ const (
 const (
 	ExportCSV      = "csv"
 	ExportMarkdown = "markdown"
-	ExportText     = "text"
+	ExportTable    = "table"
 )
 
 // exportDataName is the tool's name (its next_call names it too).
@@ -53,7 +53,7 @@ func exportDataTool() *Tool {
 			"columns":  columnsSchema,
 			"keys":     listSchema("field paths (not with columns)"),
 			"include":  includeSchema,
-			"format":   enumSchema("", ExportCSV, ExportCSV, ExportMarkdown, ExportText),
+			"format":   enumSchema("", ExportCSV, ExportCSV, ExportMarkdown, ExportTable),
 			"limit":    intSchema("", 1, MaxExportLimit, DefaultExportLimit),
 			"skip":     skipSchema,
 			"pipeline": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "see aggregate"},
@@ -105,7 +105,24 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if len(args.Pipeline) > 0 {
 		return exportPipeline(ctx, c, sch, args, format)
 	}
-	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, DefaultExportLimit, MaxExportLimit, args.Skip)
+	return exportFind(ctx, c, cls, args, format, exportPaging{tool: exportDataName, def: DefaultExportLimit, max: MaxExportLimit})
+}
+
+// exportPaging says which tool renders a find (export_data, or
+// query_class with a format), its row limits, and what else its next_call
+// carries.
+type exportPaging struct {
+	tool     string
+	def, max int
+	next     map[string]any
+}
+
+// exportFind renders the rows of a find on cls as format: the columns
+// asked for (columns or keys), else every visible field and the included
+// objects' fields.
+func exportFind(ctx context.Context, c *Call, cls *agent.Class, args exportArgs, format string, pg exportPaging) (*ExportResult, error) {
+	sch := cls.Schema
+	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, pg.def, pg.max, args.Skip)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +185,9 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	}
 
 	next := map[string]any{"class_name": sch.ClassName}
+	for k, v := range pg.next {
+		next[k] = v
+	}
 	if spec.whereObj != nil {
 		next["where"] = spec.whereObj
 	}
@@ -177,13 +197,13 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if len(args.Include) > 0 {
 		next["include"] = []string(args.Include)
 	}
-	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+	return renderExport(pg.tool, sch.ClassName, format, cols, rows, hasMore, limit, args, next)
 }
 
 // renderExport renders rows into the columns and pages the result; next
 // holds the arguments of the next page besides format, columns, keys,
 // limit and skip.
-func renderExport(class, format string, cols []exportColumn, rows []parse.Object, hasMore bool, limit int, args exportArgs, next map[string]any) (*ExportResult, error) {
+func renderExport(tool, class, format string, cols []exportColumn, rows []parse.Object, hasMore bool, limit int, args exportArgs, next map[string]any) (*ExportResult, error) {
 	t := &textTable{headers: make([]string, len(cols)), right: make([]bool, len(cols))}
 	for i, col := range cols {
 		t.headers[i] = col.header
@@ -199,7 +219,7 @@ func renderExport(class, format string, cols []exportColumn, rows []parse.Object
 	n := t.fit(format, MaxExportBytes)
 	if n == 0 && len(t.rows) > 0 {
 		hint := ""
-		if format == ExportText {
+		if format == ExportTable {
 			hint = ", or use csv (a text table repeats its widest cell's width on every line)"
 		}
 		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("a single row renders to more than %d bytes of %s; export fewer or narrower columns%s", MaxExportBytes, format, hint), Details: map[string]any{"max_bytes": MaxExportBytes}}
@@ -212,7 +232,7 @@ func renderExport(class, format string, cols []exportColumn, rows []parse.Object
 		next["keys"] = []string(args.Keys)
 	}
 	res := &ExportResult{ClassName: class, Format: format, Headers: t.headers, table: t, all: t.rows[:n]}
-	res.Page = newPage(exportDataName, next, limit, args.Skip, n, hasMore || n < len(t.rows))
+	res.Page = newPage(tool, next, limit, args.Skip, n, hasMore || n < len(t.rows))
 	res.keep(n)
 	return res, nil
 }
@@ -283,7 +303,7 @@ func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportA
 		rows[i] = r
 	}
 	next := map[string]any{"class_name": sch.ClassName, "pipeline": json.RawMessage(raw)}
-	return renderExport(sch.ClassName, format, cols, rows, hasMore, limit, args, next)
+	return renderExport(exportDataName, sch.ClassName, format, cols, rows, hasMore, limit, args, next)
 }
 
 // ExportResult is the answer of export_data: the rendered rows.
@@ -320,8 +340,8 @@ func exportFormat(f string) (string, error) {
 	if m, ok := enumMember(exportFormats, f); ok {
 		return m, nil
 	}
-	return "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"format\" must be csv, markdown or text, got %q", f), Details: map[string]any{"argument": "format"}}
+	return "", &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"format\" must be csv, markdown or table, got %q", f), Details: map[string]any{"argument": "format"}}
 }
 
 // exportFormats is the closed set of the format argument.
-var exportFormats = []string{ExportCSV, ExportMarkdown, ExportText}
+var exportFormats = []string{ExportCSV, ExportMarkdown, ExportTable}

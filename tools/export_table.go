@@ -16,7 +16,7 @@ type textTable struct {
 // fit returns how many rows fit in maxBytes of output.
 func (t *textTable) fit(format string, maxBytes int) int {
 	switch format {
-	case ExportText:
+	case ExportTable:
 		widths := make([]int, len(t.headers))
 		extra := 0 // bytes beyond one per display column (multi-byte runes)
 		for i, h := range t.headers {
@@ -69,7 +69,7 @@ func (t *textTable) render(format string) string {
 		for _, row := range t.rows {
 			b.WriteString(mdLine(row))
 		}
-	case ExportText:
+	case ExportTable:
 		headers := make([]string, len(t.headers))
 		widths := make([]int, len(t.headers))
 		for i, h := range t.headers {

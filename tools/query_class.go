@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -40,6 +41,7 @@ func queryClassTool() *Tool {
 			"keys":                   keysSchema,
 			"include":                includeSchema,
 			"apply_canonical_filter": canonicalSchema,
+			"format":                 enumSchema("json: the rows; csv, markdown or table: one rendered text, as export_data renders it", QueryJSON, QueryJSON, ExportCSV, ExportMarkdown, ExportTable),
 		}),
 		Handler: queryClass,
 	}
@@ -56,7 +58,13 @@ type queryArgs struct {
 	// ApplyCanonicalFilter false includes rows outside the class's
 	// canonical filter (soft-deleted, drafts…).
 	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty"`
+	// Format renders the page as one text (csv, markdown, table) with
+	// export_data's renderers instead of returning the rows.
+	Format string `json:"format,omitempty"`
 }
+
+// QueryJSON is query_class's default format: the rows themselves.
+const QueryJSON = "json"
 
 // largeFieldKeys returns the keys of a query that names none: every
 // visible field but the class's large fields, and the large fields left
@@ -91,6 +99,9 @@ func queryClass(ctx context.Context, c *Call) (any, error) {
 	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
+	}
+	if f := strings.TrimSpace(args.Format); f != "" && !strings.EqualFold(f, QueryJSON) {
+		return queryFormatted(ctx, c, cls, args)
 	}
 	sch := cls.Schema
 	spec, err := parseFind(ctx, cls, args.Where, args.Order, args.Limit, DefaultQueryLimit, MaxQueryLimit, args.Skip)
@@ -205,3 +216,19 @@ func (r *QueryResult) keepRows(n int) {
 }
 
 func (r *QueryResult) objectRows() []map[string]any { return decodeRows(r.all) }
+
+// queryFormatted is query_class with a format other than json: the page
+// rendered as export_data renders a find (its columns: the keys asked
+// for, else every visible field), paged by query_class's limits.
+func queryFormatted(ctx context.Context, c *Call, cls *agent.Class, args queryArgs) (any, error) {
+	format, err := exportFormat(args.Format)
+	if err != nil {
+		return nil, err
+	}
+	pg := exportPaging{tool: queryClassName, def: DefaultQueryLimit, max: MaxQueryLimit, next: map[string]any{}}
+	if args.ApplyCanonicalFilter != nil {
+		pg.next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
+	}
+	return exportFind(ctx, c, cls, exportArgs{ClassName: args.ClassName, Where: args.Where, Order: args.Order, Keys: args.Keys,
+		Include: args.Include, Format: format, Limit: args.Limit, Skip: args.Skip}, format, pg)
+}

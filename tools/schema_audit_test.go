@@ -48,7 +48,8 @@ func TestArgumentSchemasAreComplete(t *testing.T) {
 	}
 	// The closed sets the tools take are enums.
 	for at, want := range map[string][]any{
-		"export_data.format":     {"csv", "markdown", "text"},
+		"export_data.format":     {"csv", "markdown", "table"},
+		"query_class.format":     {"json", "csv", "markdown", "table"},
 		"group_by.operation":     {"count", "sum", "avg", "min", "max"},
 		"group_by.sort":          {"value_desc", "value_asc", "key_asc", "key_desc"},
 		"group_by_date.interval": {"second", "minute", "hour", "day", "week", "month", "quarter", "year"},
