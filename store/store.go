@@ -2,8 +2,11 @@
 // Parse Server's data model. Backends live in subpackages: sqlite (the
 // embedded default) and postgres keep Parse Server's table layout,
 // parserest talks to a running Parse Server over its REST API;
-// store/storetest is the conformance suite all three pass. This package holds what every backend needs; the
-// SQL the two SQL backends share is in store/internal/sqlkit.
+// store/storetest is the conformance suite all three pass. This package
+// holds the seam every layer sees; what only the backends share is
+// internal: store/internal/sqlkit (the SQL of the two SQL backends),
+// prepare (the validation of writes), hub (the change feed's
+// dispatcher), schemacache and object.
 //
 // A Store is raw and ungoverned: it enforces no ACL of its own beyond the
 // Query.ReadACL it is handed. Tools never hold one; they get an agent.Scope.
@@ -109,6 +112,15 @@ type Write struct {
 
 // ClassNotFound returns the error for a missing class.
 func ClassNotFound(class string) error { return fmt.Errorf("%w: %s", ErrClassNotFound, class) }
+
+// ClassNotEmpty returns the error for dropping a class holding n objects.
+func ClassNotEmpty(class string, n int64) error {
+	noun := "objects"
+	if n == 1 {
+		noun = "object"
+	}
+	return fmt.Errorf("%w: %s holds %d %s; delete them first", ErrClassNotEmpty, class, n, noun)
+}
 
 // SharedSchemas is implemented by stores that can hand out a class's
 // schema without copying it (the SQL stores' and parserest's schema

@@ -9,6 +9,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 )
 
 // DefaultLocalAggregateRows is Config.LocalAggregateRows's default.
@@ -74,7 +75,7 @@ func (s *Store) aggregateLocally(ctx context.Context, class string, p *query.Pip
 			return nil, err
 		}
 		for _, r := range got {
-			if id := store.ObjectIDOf(r); !seen[f.class][id] {
+			if id := object.ID(r); !seen[f.class][id] {
 				seen[f.class][id] = true
 				rows[f.class] = append(rows[f.class], r)
 			}

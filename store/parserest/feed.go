@@ -9,6 +9,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/hub"
 )
 
 // The change feed, through Parse LiveQuery (livequery.go). Subscribers of
@@ -87,7 +88,7 @@ func (s *Store) Watch(fn func(store.Change)) (cancel func()) {
 // published to a hub.
 type masterFeed struct {
 	s     *Store
-	hub   store.Hub
+	hub   hub.Hub
 	ready chan struct{}
 	ctx   context.Context
 	stop  context.CancelFunc

@@ -12,6 +12,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 	"github.com/parsemcp/parsemcp/store/parserest"
 	"github.com/parsemcp/parsemcp/store/storetest"
 )
@@ -33,7 +34,7 @@ func aliceStaffAndBob(t *testing.T, srv *parseserver.Server) (alice, bob string)
 func ids(rows []parse.Object) []string {
 	out := []string{}
 	for _, r := range rows {
-		out = append(out, store.ObjectIDOf(r))
+		out = append(out, object.ID(r))
 	}
 	slices.Sort(out)
 	return out

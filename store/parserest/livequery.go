@@ -14,6 +14,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 )
 
 // A LiveQuery connection and its subscriptions. Parse Server's LiveQuery
@@ -346,7 +347,7 @@ func (c *lqConn) handle(m lqMessage) {
 	if m.Object == nil {
 		return
 	}
-	ch := store.Change{Class: sub.class, ObjectID: store.ObjectIDOf(m.Object), Time: time.Now()}
+	ch := store.Change{Class: sub.class, ObjectID: object.ID(m.Object), Time: time.Now()}
 	after, before := c.s.liveRow(c.ctx, sub.class, m.Object), c.s.liveRow(c.ctx, sub.class, m.Original)
 	switch m.Op {
 	case "create":

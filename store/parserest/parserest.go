@@ -33,6 +33,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 )
 
 // Config says which Parse Server to use and with which keys.
@@ -134,7 +135,7 @@ type Store struct {
 	display string
 	http    *http.Client
 	log     *slog.Logger
-	schemas store.SchemaCache
+	schemas schemacache.Cache
 
 	sessMu   sync.Mutex
 	sessions map[string]string // user id → minted session token

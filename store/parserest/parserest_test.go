@@ -15,7 +15,7 @@ import (
 	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
 	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 	"github.com/parsemcp/parsemcp/store/parserest"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 )
@@ -161,7 +161,7 @@ func (s *seeded) Create(ctx context.Context, class string, objs []parse.Object) 
 	defer s.dbMu.Unlock()
 	for i, o := range objs {
 		for _, name := range unset[i] {
-			if _, err := s.db.Exec(ctx, `UPDATE `+pgx.Identifier{class}.Sanitize()+` SET `+pgx.Identifier{name}.Sanitize()+` = NULL WHERE "objectId" = $1`, store.ObjectIDOf(o)); err != nil {
+			if _, err := s.db.Exec(ctx, `UPDATE `+pgx.Identifier{class}.Sanitize()+` SET `+pgx.Identifier{name}.Sanitize()+` = NULL WHERE "objectId" = $1`, object.ID(o)); err != nil {
 				return err
 			}
 		}
@@ -178,7 +178,7 @@ func (s *seeded) Create(ctx context.Context, class string, objs []parse.Object) 
 			updated = created
 		}
 		if _, err := s.db.Exec(ctx, `UPDATE `+pgx.Identifier{class}.Sanitize()+` SET "createdAt" = $1, "updatedAt" = $2 WHERE "objectId" = $3`,
-			created, updated, store.ObjectIDOf(o)); err != nil {
+			created, updated, object.ID(o)); err != nil {
 			return err
 		}
 		o[parse.FieldCreatedAt] = parse.FormatDate(created)

@@ -14,6 +14,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 	"github.com/parsemcp/parsemcp/store/parserest/internal/restwhere"
 )
 
@@ -161,7 +162,7 @@ func (s *Store) scan(ctx context.Context, acl query.ACLFilter, path string, wher
 		}
 		skip += len(page)
 		if keyset {
-			next := store.ObjectIDOf(page[len(page)-1])
+			next := object.ID(page[len(page)-1])
 			if next == "" || next == last {
 				return errors.New("parserest: Parse Server's pages of rows by objectId did not advance")
 			}
@@ -285,7 +286,7 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 	var ids []string
 	err = s.scan(ctx, query.NoACLFilter, "/classes/"+url.PathEscape(f.TargetClass), w, url.Values{"keys": {parse.FieldObjectID}}, nil, 0, func(page []parse.Object) error {
 		for _, r := range page {
-			ids = append(ids, store.ObjectIDOf(r))
+			ids = append(ids, object.ID(r))
 		}
 		return nil
 	})

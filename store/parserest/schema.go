@@ -11,6 +11,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
 )
 
 // Parse Server's code for dropping a class that still holds objects.
@@ -139,7 +140,7 @@ func (s *Store) CreateClass(ctx context.Context, sch parse.Schema) error {
 
 // DeleteClass drops an empty class (DELETE /schemas/Class, master key).
 func (s *Store) DeleteClass(ctx context.Context, class string) error {
-	if err := store.CheckDeleteClass(class); err != nil {
+	if err := prepare.CheckDeleteClass(class); err != nil {
 		return err
 	}
 	defer s.schemas.Invalidate()

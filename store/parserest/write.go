@@ -13,6 +13,8 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
 )
 
 // maxBatch is Parse Server's limit of requests in one POST /batch.
@@ -32,7 +34,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 	if err != nil {
 		return err
 	}
-	rows, err := store.PrepareCreate(sch, objs, time.Now())
+	rows, err := prepare.Create(sch, objs, time.Now())
 	if err != nil {
 		return err
 	}
@@ -42,7 +44,7 @@ func (s *Store) Create(ctx context.Context, class string, objs []parse.Object) e
 	reqs := make([]map[string]any, len(objs))
 	for i, r := range rows {
 		body := map[string]any{}
-		if store.ObjectIDOf(objs[i]) != "" {
+		if object.ID(objs[i]) != "" {
 			body[parse.FieldObjectID] = r.ObjectID
 		}
 		if acl := objs[i][parse.FieldACL]; acl != nil {
@@ -119,7 +121,7 @@ func (s *Store) undoCreate(class string, created []parse.Object) {
 		end := min(i+maxBatch, len(created))
 		reqs := make([]map[string]any, 0, end-i)
 		for _, o := range created[i:end] {
-			reqs = append(reqs, map[string]any{"method": http.MethodDelete, "path": s.mount + "/classes/" + class + "/" + store.ObjectIDOf(o)})
+			reqs = append(reqs, map[string]any{"method": http.MethodDelete, "path": s.mount + "/classes/" + class + "/" + object.ID(o)})
 		}
 		if err := s.do(ctx, request{method: http.MethodPost, path: "/batch", body: map[string]any{"requests": reqs}, cred: master}, nil); err != nil {
 			s.log.Error("parserest: a failed create left objects behind", "class", class, "objects", end-i, "err", err)
@@ -141,7 +143,7 @@ func createErr(err error) error {
 func (s *Store) batchCause(ctx context.Context, class string, objs []parse.Object, err error) error {
 	var ids []any
 	for _, o := range objs {
-		if id := store.ObjectIDOf(o); id != "" {
+		if id := object.ID(o); id != "" {
 			ids = append(ids, id)
 		}
 	}
@@ -149,7 +151,7 @@ func (s *Store) batchCause(ctx context.Context, class string, objs []parse.Objec
 		rows, ferr := s.Find(ctx, &query.Query{Class: class, Limit: 1, Keys: []string{}, ReadACL: query.NoACLFilter,
 			Where: query.In{Path: query.Path{Field: parse.FieldObjectID, Type: parse.TypeString}, Values: ids}})
 		if ferr == nil && len(rows) > 0 {
-			return fmt.Errorf("%w: duplicate objectId %s in %s", store.ErrInvalid, store.ObjectIDOf(rows[0]), class)
+			return fmt.Errorf("%w: duplicate objectId %s in %s", store.ErrInvalid, object.ID(rows[0]), class)
 		}
 	}
 	return fmt.Errorf("%w: Parse Server refused the batch (nothing was created): %v", store.ErrInvalid, err)
@@ -201,7 +203,7 @@ func (s *Store) current(ctx context.Context, w store.Write) (parse.Object, error
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, store.ObjectNotFound(w)
+		return nil, prepare.ObjectNotFound(w)
 	}
 	return rows[0], nil
 }
@@ -210,7 +212,7 @@ func (s *Store) current(ctx context.Context, w store.Write) (parse.Object, error
 // ObjectNotFound (missing and not writable read the same).
 func notFound(w store.Write, err error) error {
 	if errors.Is(err, store.ErrObjectNotFound) {
-		return store.ObjectNotFound(w)
+		return prepare.ObjectNotFound(w)
 	}
 	return err
 }
@@ -220,19 +222,19 @@ func notFound(w store.Write, err error) error {
 // and the write are two requests: a change in between by another client
 // is not seen (Parse Server's REST API has no conditional update).
 func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (before, after parse.Object, err error) {
-	if err := store.CheckWrite(w); err != nil {
+	if err := prepare.CheckWrite(w); err != nil {
 		return nil, nil, err
 	}
 	sch, err := s.schemas.Shared(ctx, w.Class)
 	if err != nil {
 		return nil, nil, err
 	}
-	upd, err := store.PrepareUpdate(sch, set)
+	upd, err := prepare.Update(sch, set)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !w.WriteACL.IsSet() {
-		return nil, nil, store.ObjectNotFound(w) // an undecided filter admits no row
+		return nil, nil, prepare.ObjectNotFound(w) // an undecided filter admits no row
 	}
 	if before, err = s.current(ctx, w); err != nil {
 		return nil, nil, err
@@ -262,7 +264,7 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 		return nil, nil, err
 	}
 	if len(rows) == 0 {
-		return nil, nil, store.ObjectNotFound(w)
+		return nil, nil, prepare.ObjectNotFound(w)
 	}
 	return before, rows[0], nil
 }
@@ -270,11 +272,11 @@ func (s *Store) Update(ctx context.Context, w store.Write, set parse.Object) (be
 // Delete removes one object with DELETE /classes/Class/id as the writer's
 // identity, after checking that it meets w.Where (see Update).
 func (s *Store) Delete(ctx context.Context, w store.Write) (parse.Object, error) {
-	if err := store.CheckWrite(w); err != nil {
+	if err := prepare.CheckWrite(w); err != nil {
 		return nil, err
 	}
 	if !w.WriteACL.IsSet() {
-		return nil, store.ObjectNotFound(w) // an undecided filter admits no row
+		return nil, prepare.ObjectNotFound(w) // an undecided filter admits no row
 	}
 	before, err := s.current(ctx, w)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/hub"
 )
 
 // The change feed of the PostgreSQL store (docs/CHANGEFEED.md).
@@ -111,7 +112,7 @@ func (s *Store) retention() time.Duration {
 
 // feed is the Store's change feed state.
 type feed struct {
-	hub       store.Hub
+	hub       hub.Hub
 	startOnce sync.Once
 	// inProcess: a Watch was made and the change log is not in use, so
 	// writes through this Store publish their own changes.

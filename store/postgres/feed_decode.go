@@ -12,6 +12,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
@@ -71,7 +72,7 @@ func (s *Store) feedSchema(ctx context.Context, class string, cols ...map[string
 		return false
 	}
 	sch, err := s.schemas.Shared(ctx, class)
-	if stale(sch, err) && time.Since(s.feed.schemaReload) > store.SchemaTTL {
+	if stale(sch, err) && time.Since(s.feed.schemaReload) > schemacache.TTL {
 		s.feed.schemaReload = time.Now()
 		s.schemas.Invalidate()
 		sch, err = s.schemas.Shared(ctx, class)

@@ -25,6 +25,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
@@ -32,7 +33,7 @@ import (
 type Store struct {
 	pool    *pgxpool.Pool
 	d       dialect
-	schemas store.SchemaCache
+	schemas schemacache.Cache
 	kit     sqlkit.Kit[*writeTx]
 	opts    options
 	feed    feed

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
@@ -84,7 +85,7 @@ func (t *writeTx) Rollback() { t.tx.Rollback(context.WithoutCancel(t.ctx)) }
 
 // insert copies rows in, one COPY for each group of objects with the same
 // fields.
-func (s *Store) insert(ctx context.Context, tx *writeTx, class string, rows []store.Row) error {
+func (s *Store) insert(ctx context.Context, tx *writeTx, class string, rows []prepare.Row) error {
 	type group struct {
 		cols []string
 		vals [][]any

@@ -16,6 +16,8 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/hub"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
@@ -71,7 +73,7 @@ func WithLogger(l *slog.Logger) Option {
 
 // feed is the Store's change feed state.
 type feed struct {
-	hub       store.Hub
+	hub       hub.Hub
 	on        atomic.Bool // a Watch was made: writes publish their changes
 	startOnce sync.Once
 	// commitMu is held around every commit (SQLite serializes commits
@@ -162,7 +164,7 @@ func (f *feed) expect(class string, rows []parse.Object) {
 		if known && u < mark {
 			continue
 		}
-		f.own[ownKey{class, store.ObjectIDOf(r), u}] = now
+		f.own[ownKey{class, object.ID(r), u}] = now
 	}
 }
 
@@ -437,7 +439,7 @@ func (p *poller) scanClass(ctx context.Context, tx *sql.Tx, sch parse.Schema, st
 	mark, atMark := st.mark, st.atMark
 	f.mu.Lock()
 	for _, r := range rows {
-		id := store.ObjectIDOf(r)
+		id := object.ID(r)
 		u, _ := r[parse.FieldUpdatedAt].(string)
 		if u == "" {
 			continue // no updatedAt: never found again; the count reports it

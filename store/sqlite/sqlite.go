@@ -23,6 +23,7 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 
 	"modernc.org/sqlite" // also registers the "sqlite" driver
@@ -33,7 +34,7 @@ import (
 type Store struct {
 	db      *sql.DB
 	d       dialect
-	schemas store.SchemaCache
+	schemas schemacache.Cache
 	kit     sqlkit.Kit[*writeTx]
 	path    string
 	opts    options

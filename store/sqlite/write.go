@@ -9,6 +9,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
@@ -84,7 +85,7 @@ func (t *writeTx) Commit(ctx context.Context, w sqlkit.Written) error {
 func (t *writeTx) Rollback() { t.tx.Rollback() }
 
 // insert inserts rows with one prepared INSERT per set of columns.
-func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared []store.Row) (err error) {
+func (s *Store) insert(ctx context.Context, tx *writeTx, class string, prepared []prepare.Row) (err error) {
 	// One span per prepared statement, with the rows it inserted.
 	type stmt struct {
 		st   *sql.Stmt

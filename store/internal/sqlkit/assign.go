@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
 )
 
 // ColumnEncoder is how a backend writes its columns.
@@ -26,7 +26,7 @@ type Assignment struct {
 
 // Assignments lists the columns c sets, with e's encoding: updatedAt, then
 // `_rperm` and `_wperm` when the ACL changes, then the fields.
-func Assignments(c store.UpdateSet, e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
+func Assignments(c prepare.UpdateSet, e ColumnEncoder, updatedAt time.Time) ([]Assignment, error) {
 	out := make([]Assignment, 0, len(c.Fields)+3)
 	out = append(out, Assignment{parse.FieldUpdatedAt, e.Date(updatedAt)})
 	if c.SetACL {

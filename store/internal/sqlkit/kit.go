@@ -9,6 +9,9 @@ import (
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
+	"github.com/parsemcp/parsemcp/store/internal/prepare"
+	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 )
 
 // Dialect is a SQL backend's dialect as the kit uses it.
@@ -81,14 +84,14 @@ type Kit[T Tx] struct {
 	D       Dialect
 	Codec   ColumnCodec
 	Encoder ColumnEncoder
-	Schemas *store.SchemaCache
+	Schemas *schemacache.Cache
 	// DB runs the statements of reads (the connection pool).
 	DB Querier
 	// Begin opens a write transaction.
 	Begin func(ctx context.Context) (T, error)
 	// Insert writes rows, prepared for class, in tx (the backend's bulk
 	// path). A duplicate objectId is an error wrapping store.ErrInvalid.
-	Insert func(ctx context.Context, tx T, class string, rows []store.Row) error
+	Insert func(ctx context.Context, tx T, class string, rows []prepare.Row) error
 	// WrapErr reports err, met while ctx ran, as the backend reports its
 	// driver's errors.
 	WrapErr func(ctx context.Context, err error) error
@@ -204,7 +207,7 @@ func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) 
 	if err != nil {
 		return err
 	}
-	rows, err := store.PrepareCreate(sch, objs, time.Now().UTC().Truncate(time.Millisecond))
+	rows, err := prepare.Create(sch, objs, time.Now().UTC().Truncate(time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -240,7 +243,7 @@ func (k *Kit[T]) Create(ctx context.Context, class string, objs []parse.Object) 
 
 // writeSchema returns the schema of the class w writes, after checking w.
 func (k *Kit[T]) writeSchema(ctx context.Context, w store.Write) (parse.Schema, error) {
-	if err := store.CheckWrite(w); err != nil {
+	if err := prepare.CheckWrite(w); err != nil {
 		return parse.Schema{}, err
 	}
 	sch, err := k.Schemas.Shared(ctx, w.Class)
@@ -259,7 +262,7 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 	if err != nil {
 		return nil, nil, err
 	}
-	change, err := store.PrepareUpdate(sch, set)
+	change, err := prepare.Update(sch, set)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -274,7 +277,7 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 		return nil, nil, err
 	}
 	if len(rows) == 0 {
-		return nil, nil, store.ObjectNotFound(w)
+		return nil, nil, prepare.ObjectNotFound(w)
 	}
 	before = rows[0]
 	sets, err := Assignments(change, k.Encoder, NextUpdatedAt(before, time.Now()))
@@ -287,12 +290,12 @@ func (k *Kit[T]) Update(ctx context.Context, w store.Write, set parse.Object) (b
 		return nil, nil, err
 	}
 	if len(rows) == 0 {
-		return nil, nil, store.ObjectNotFound(w)
+		return nil, nil, prepare.ObjectNotFound(w)
 	}
 	after = rows[0]
 	var changes []store.Change
 	if tx.Watched() {
-		changes = []store.Change{{Op: store.ChangeUpdate, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(before), After: store.CloneObject(after)}}
+		changes = []store.Change{{Op: store.ChangeUpdate, Class: w.Class, ObjectID: w.ID, Before: object.Clone(before), After: object.Clone(after)}}
 	}
 	if err := commit(ctx, tx, Written{Class: w.Class, Changes: changes}); err != nil {
 		return nil, nil, err
@@ -320,7 +323,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, store.ObjectNotFound(w)
+		return nil, prepare.ObjectNotFound(w)
 	}
 	for _, jt := range JoinTables(sch) {
 		b := &sqlcompile.Builder{D: k.D}
@@ -330,7 +333,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 	}
 	var changes []store.Change
 	if tx.Watched() {
-		changes = []store.Change{{Op: store.ChangeDelete, Class: w.Class, ObjectID: w.ID, Before: store.CloneObject(rows[0])}}
+		changes = []store.Change{{Op: store.ChangeDelete, Class: w.Class, ObjectID: w.ID, Before: object.Clone(rows[0])}}
 	}
 	if err := commit(ctx, tx, Written{Class: w.Class, Deleted: 1, Changes: changes}); err != nil {
 		return nil, err
@@ -341,7 +344,7 @@ func (k *Kit[T]) Delete(ctx context.Context, w store.Write) (_ parse.Object, err
 // DeleteClass is Store.DeleteClass: an empty class's table, join tables
 // and `_SCHEMA` row are dropped in one transaction.
 func (k *Kit[T]) DeleteClass(ctx context.Context, class string) error {
-	if err := store.CheckDeleteClass(class); err != nil {
+	if err := prepare.CheckDeleteClass(class); err != nil {
 		return err
 	}
 	tx, err := k.begin(ctx)
@@ -441,9 +444,9 @@ func (k *Kit[T]) RelatedIDs(ctx context.Context, class, field, owningID string) 
 	})
 }
 
-// writeBack records in objs what store.PrepareCreate assigned, after
+// writeBack records in objs what prepare.Create assigned, after
 // commit.
-func writeBack(rows []store.Row, objs []parse.Object) {
+func writeBack(rows []prepare.Row, objs []parse.Object) {
 	for i, r := range rows {
 		objs[i][parse.FieldObjectID] = r.ObjectID
 		objs[i][parse.FieldCreatedAt] = parse.FormatDate(r.CreatedAt)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/store"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 )
 
 // SelectIDsSQL renders the read of the rows of sch whose objectId is in ids
@@ -65,7 +65,7 @@ func ReadBack(d sqlcompile.Dialect, sch parse.Schema, ids []string, chunk int, r
 			return nil, err
 		}
 		for _, r := range rows {
-			byID[store.ObjectIDOf(r)] = r
+			byID[object.ID(r)] = r
 		}
 	}
 	out := make([]parse.Object, len(ids))

@@ -1,4 +1,6 @@
-package store
+// Package schemacache caches a backend's schemas, with a staleness bound
+// for the changes other processes make.
+package schemacache
 
 import (
 	"context"
@@ -7,15 +9,16 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
 )
 
-// SchemaTTL bounds how stale a cached schema may be when another process
+// TTL bounds how stale a cached schema may be when another process
 // (another server, Parse Server itself) changes the database; changes made
 // through the same Store invalidate the cache at once.
-const SchemaTTL = time.Second
+const TTL = time.Second
 
-// SchemaCache caches a backend's schemas (a SQL backend's `_SCHEMA` table).
-type SchemaCache struct {
+// Cache caches a backend's schemas (a SQL backend's `_SCHEMA` table).
+type Cache struct {
 	Load func(ctx context.Context) (map[string]parse.Schema, error)
 
 	mu       sync.Mutex
@@ -23,10 +26,10 @@ type SchemaCache struct {
 	loadedAt time.Time
 }
 
-func (c *SchemaCache) get(ctx context.Context) (map[string]parse.Schema, error) {
+func (c *Cache) get(ctx context.Context) (map[string]parse.Schema, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.schemas != nil && time.Since(c.loadedAt) < SchemaTTL {
+	if c.schemas != nil && time.Since(c.loadedAt) < TTL {
 		return c.schemas, nil
 	}
 	m, err := c.Load(ctx)
@@ -38,14 +41,14 @@ func (c *SchemaCache) get(ctx context.Context) (map[string]parse.Schema, error) 
 }
 
 // Invalidate drops the cache.
-func (c *SchemaCache) Invalidate() {
+func (c *Cache) Invalidate() {
 	c.mu.Lock()
 	c.schemas = nil
 	c.mu.Unlock()
 }
 
 // All returns every schema sorted by class name.
-func (c *SchemaCache) All(ctx context.Context) ([]parse.Schema, error) {
+func (c *Cache) All(ctx context.Context) ([]parse.Schema, error) {
 	m, err := c.get(ctx)
 	if err != nil {
 		return nil, err
@@ -59,8 +62,8 @@ func (c *SchemaCache) All(ctx context.Context) ([]parse.Schema, error) {
 }
 
 // One returns a copy of a class's schema, or an error wrapping
-// ErrClassNotFound.
-func (c *SchemaCache) One(ctx context.Context, class string) (parse.Schema, error) {
+// store.ErrClassNotFound.
+func (c *Cache) One(ctx context.Context, class string) (parse.Schema, error) {
 	s, err := c.Shared(ctx, class)
 	if err != nil {
 		return parse.Schema{}, err
@@ -70,14 +73,14 @@ func (c *SchemaCache) One(ctx context.Context, class string) (parse.Schema, erro
 
 // Shared returns the cached schema itself, for read-only use inside a
 // backend (no copy on the query path).
-func (c *SchemaCache) Shared(ctx context.Context, class string) (parse.Schema, error) {
+func (c *Cache) Shared(ctx context.Context, class string) (parse.Schema, error) {
 	m, err := c.get(ctx)
 	if err != nil {
 		return parse.Schema{}, err
 	}
 	s, ok := m[class]
 	if !ok {
-		return parse.Schema{}, ClassNotFound(class)
+		return parse.Schema{}, store.ClassNotFound(class)
 	}
 	return s, nil
 }
