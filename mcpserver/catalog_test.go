@@ -51,7 +51,7 @@ func TestArgsCheckedAgainstSchema(t *testing.T) {
 		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt"}, "interval", "is required"},
 		{"get_objects", map[string]any{"class_name": "Ticket", "ids": []string{}}, "ids", "at least 1"},
 		// Closed sets: the enum of the declared schema, named in the error.
-		{"export_data", map[string]any{"class_name": "Ticket", "format": "pdf"}, "format", `must be one of csv, markdown or text; got "pdf"`},
+		{"export_data", map[string]any{"class_name": "Ticket", "format": "pdf"}, "format", `must be one of csv, markdown or table; got "pdf"`},
 		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "median"}, "operation", "one of count, sum, avg, min or max"},
 		{"group_by", map[string]any{"class_name": "Ticket", "field": "status", "sort": "random"}, "sort", "one of value_desc, value_asc, key_asc or key_desc"},
 		{"group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "fortnight"}, "interval", "one of second, minute, hour"},

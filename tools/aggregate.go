@@ -34,12 +34,12 @@ func aggregateTool() *Tool {
 		Op:          parse.OpFind,
 		Category:    CategoryAggregate,
 		Title:       "Aggregate",
-		Description: fmt.Sprintf("Run an aggregation pipeline on a class (a final $limit %d is added if none).", AutoLimit),
+		Description: fmt.Sprintf("Run an aggregation pipeline (a final $limit %d is added if none).", AutoLimit),
 		Permission:  agent.Readonly,
 		Timeout:     60 * time.Second,
 		ReadOnly:    true,
 		Input: schemaFor[aggregateArgs](map[string]*jsonschema.Schema{"pipeline": pipelineSchema, "apply_canonical_filter": canonicalSchema,
-			"compact_pointers": {Type: "boolean", Default: mustJSON(true), Description: "true: pointers as bare objectIds, their classes in pointer_classes; false: Parse's storage form, _p_<field>: \"<Class>$<objectId>\""}}),
+			"compact_pointers": {Type: "boolean", Default: mustJSON(true), Description: "false: _p_field: \"Class$id\""}}),
 		Handler: aggregate,
 	}
 }
@@ -47,7 +47,7 @@ func aggregateTool() *Tool {
 type aggregateArgs struct {
 	ClassName string `json:"class_name"`
 	Pipeline  Stages `json:"pipeline"`
-	DryRun    bool   `json:"dry_run,omitempty" jsonschema:"validate, do not run"`
+	DryRun    bool   `json:"dry_run,omitempty"`
 	// ApplyCanonicalFilter false lets rows outside the class's canonical
 	// filter enter the pipeline.
 	ApplyCanonicalFilter *bool `json:"apply_canonical_filter,omitempty"`

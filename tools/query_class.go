@@ -29,7 +29,7 @@ func queryClassTool() *Tool {
 		Op:          parse.OpFind,
 		Category:    CategoryQuery,
 		Title:       "Query a class",
-		Description: "Find objects of a class matching a where; next_call fetches the next page." + seeDocs,
+		Description: "Find objects matching a where; next_call pages." + seeDocs,
 		Permission:  agent.Readonly,
 		Timeout:     30 * time.Second,
 		ReadOnly:    true,
@@ -41,7 +41,7 @@ func queryClassTool() *Tool {
 			"keys":                   keysSchema,
 			"include":                includeSchema,
 			"apply_canonical_filter": canonicalSchema,
-			"format":                 enumSchema("json: the rows; csv, markdown or table: one rendered text, as export_data renders it", QueryJSON, QueryJSON, ExportCSV, ExportMarkdown, ExportTable),
+			"format":                 enumSchema("", QueryJSON, QueryJSON, ExportCSV, ExportMarkdown, ExportTable),
 		}),
 		Handler: queryClass,
 	}
