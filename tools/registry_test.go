@@ -5,6 +5,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -32,5 +36,62 @@ func TestRegisterRefusesDuplicates(t *testing.T) {
 	}
 	if got, _ := r.Get("mine"); got.Description != "v2" || got.Category != tools.CategoryCustom {
 		t.Fatalf("replaced: %+v", got)
+	}
+}
+
+func TestToolInfo(t *testing.T) {
+	reg := tools.NewRegistry()
+	for name, want := range map[string]agent.ToolInfo{
+		"query_class":    {Name: "query_class", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpFind},
+		"count_objects":  {Name: "count_objects", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpCount},
+		"get_objects":    {Name: "get_objects", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpGet},
+		"aggregate":      {Name: "aggregate", Permission: agent.Readonly, ReadOnly: true, Op: parse.OpFind},
+		"create_object":  {Name: "create_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpCreate},
+		"update_object":  {Name: "update_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpUpdate},
+		"delete_object":  {Name: "delete_object", Permission: agent.Write, Gate: agent.GateRawCRUD, Op: parse.OpDelete},
+		"create_class":   {Name: "create_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
+		"delete_class":   {Name: "delete_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
+		"call_method":    {Name: "call_method", Permission: agent.Readonly},
+		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true},
+		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true},
+	} {
+		tool, ok := reg.Get(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		if d := cmp.Diff(want, tool.Info()); d != "" {
+			t.Errorf("%s (-want +got):\n%s", name, d)
+		}
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	reg := tools.NewRegistry()
+	names := func(a *agent.Agent, g agent.Gates, cat string) []string {
+		var out []string
+		for _, tool := range reg.Allowed(a, g, cat) {
+			out = append(out, tool.Name)
+		}
+		return out
+	}
+	admin := agent.New(agent.Admin, agent.Identity{Mode: agent.AuthMaster})
+	if got := names(admin, agent.Gates{}, "mutation"); !cmp.Equal(got, []string{"call_method"}) {
+		t.Fatalf("gates closed: %v", got)
+	}
+	if got := names(admin, agent.Gates{WriteTools: true, RawCRUD: true}, "mutation"); !cmp.Equal(got, []string{"call_method", "create_object", "delete_object", "update_object"}) {
+		t.Fatalf("raw CRUD open: %v", got)
+	}
+	all := agent.Gates{WriteTools: true, SchemaOps: true, RawCRUD: true, RawSchema: true}
+	if got := names(admin, all, "mutation"); len(got) != 6 {
+		t.Fatalf("all open: %v", got)
+	}
+	admin.Policy.Tools = agent.NameFilter{Only: []string{"delete_class", "query_class"}}
+	if got := names(admin, all, ""); !cmp.Equal(got, []string{"query_class", "delete_class"}) {
+		t.Fatalf("only: %v", got)
+	}
+	w := agent.New(agent.Write, agent.Identity{Mode: agent.AuthMaster})
+	w.Policy.Tools = agent.NameFilter{Only: []string{"delete_class", "query_class"}}
+	if got := names(w, all, ""); !cmp.Equal(got, []string{"query_class"}) {
+		t.Fatalf("a filter cannot elevate: %v", got)
 	}
 }

@@ -1,0 +1,105 @@
+package tools_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// statusCounts is a pipeline counting tickets per status, most first.
+var statusCounts = []any{
+	map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}},
+	map[string]any{"$sort": map[string]any{"n": -1, "objectId": 1}},
+}
+
+// A pipeline's rows, bounded by a final $limit the tool adds when the
+// pipeline has none.
+func TestAggregate(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	out := e.ok("aggregate", map[string]any{"class_name": "Ticket", "pipeline": statusCounts})
+	want := []any{
+		map[string]any{"objectId": "open", "n": float64(3)},
+		map[string]any{"objectId": "closed", "n": float64(1)},
+		map[string]any{"objectId": "in_progress", "n": float64(1)},
+	}
+	if d := cmp.Diff(want, out["results"]); d != "" {
+		t.Fatalf("results (-want +got):\n%s", d)
+	}
+	if out["result_count"] != float64(3) || out["pipeline_stages"] != float64(3) || out["auto_limited"] != nil {
+		t.Fatalf("%v", out)
+	}
+	// A pipeline sent as a string holding the array is taken.
+	out = e.ok("aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$match":{"status":"closed"}},{"$project":{"title":1}}]`})
+	if d := cmp.Diff([]any{map[string]any{"objectId": t2, "title": "Paint hull"}}, out["results"]); d != "" {
+		t.Fatalf("a pipeline as a string (-want +got):\n%s", d)
+	}
+}
+
+// dry_run validates and shows the pipeline that would run, the added
+// $limit included, without running it.
+func TestAggregateDryRun(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	out := e.ok("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"status": "open"}}}})
+	wantPipeline := []any{map[string]any{"$match": map[string]any{"status": "open"}}, map[string]any{"$limit": float64(tools.AutoLimit)}}
+	if d := cmp.Diff(wantPipeline, out["pipeline"]); d != "" {
+		t.Fatalf("pipeline (-want +got):\n%s", d)
+	}
+	if out["dry_run"] != true || out["results"] != nil || !cmp.Equal(out["pointer_classes"], map[string]any{"project": "Project"}) {
+		t.Fatalf("%v", out)
+	}
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"nope": 1}}}}, tools.CodeInvalidArgument, `unknown field "nope"`)
+}
+
+func TestAggregateArguments(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	e.refused("aggregate", map[string]any{"class_name": "Ticket"}, tools.CodeInvalidArgument, `argument "pipeline" is required`)
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": map[string]any{"$match": map[string]any{}}}, tools.CodeInvalidArgument, `argument "pipeline" must be an array of stage objects`)
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$out": "Copy"}}}, tools.CodeInvalidArgument, "$out")
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$nope"}}}}, tools.CodeInvalidArgument, "nope")
+	e.refused("aggregate", map[string]any{"class_name": "Nope", "pipeline": statusCounts}, tools.CodeNotFound, `class "Nope" was not found`)
+}
+
+// A user's pipeline reads the rows its ACLs allow, and a field it may not
+// see is unknown to its stages.
+func TestAggregateACL(t *testing.T) {
+	cat := &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Ticket": {AgentFields: []string{"status"}}}}
+	e := newEnv(t, asUser(agent.Readonly, "uAlice0001")).withCatalog(cat)
+	out := e.ok("aggregate", map[string]any{"class_name": "Ticket", "pipeline": statusCounts})
+	if got := objs(t, out["results"])[0]; got["objectId"] != "open" || got["n"] != float64(2) {
+		t.Fatalf("alice's open tickets: %v", got)
+	}
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$match": map[string]any{"priority": 5}}}}, tools.CodeInvalidArgument, `unknown field "priority"`)
+	for _, dry := range []bool{false, true} { // a dry run is refused as the run would be
+		e.refused("aggregate", map[string]any{"class_name": "Payroll", "dry_run": dry, "pipeline": []any{map[string]any{"$match": map[string]any{}}}}, tools.CodePermissionDenied, "class-level permissions of Payroll")
+	}
+}
+
+// A result over the response budget continues with the caller's pipeline
+// and a $skip past the rows sent: following next_call reads every row
+// once.
+func TestAggregateResponseBudget(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	e.budget = 700
+	pipeline := []any{map[string]any{"$sort": map[string]any{"objectId": 1}}}
+	out := e.ok("aggregate", map[string]any{"class_name": "Ticket", "pipeline": pipeline})
+	var all []string
+	for page := 0; ; page++ {
+		sent := ids(t, out["results"])
+		all = append(all, sent...)
+		nc, more := out["next_call"].(map[string]any)
+		if !more || page > 5 {
+			break
+		}
+		stages := nc["arguments"].(map[string]any)["pipeline"].([]any)
+		if last := stages[len(stages)-1].(map[string]any); len(stages) != page+2 || last["$skip"] != float64(len(sent)) {
+			t.Fatalf("page %d: next_call's pipeline %v", page, stages)
+		}
+		out = e.next("aggregate", out)
+	}
+	if d := cmp.Diff([]string{t1, t2, t3, t4, t5}, all); d != "" {
+		t.Fatalf("rows over the pages (-want +got):\n%s", d)
+	}
+}
