@@ -53,19 +53,13 @@ func TestChatInTmux(t *testing.T) {
 	for len(fake.Requests()) < 3 {
 		time.Sleep(50 * time.Millisecond) // bounded by the test's timeout: the request is on its way
 	}
-	p.tmux("send-keys", "-t", "chat", "C-c")
+	p.keys("C-c")
 	p.waitFor(at, "(stopped)")
 	at = p.send("/reset")
 	p.waitFor(at, "The conversation is cleared.")
 	at = p.send("/exit")
 	t.Logf("the session:\n%s", p.waitFor(at, "bye"))
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.TrimSpace(p.tmux("display-message", "-p", "-t", "chat", "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("chat did not end after /exit:\n%s", p.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	p.waitEnd()
 	if h, err := os.ReadFile(filepath.Join(dir, "history")); err != nil || !strings.Contains(string(h), "How many tickets are there?") {
 		t.Errorf("history file: %q %v", h, err)
 	}

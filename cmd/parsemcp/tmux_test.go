@@ -16,6 +16,7 @@ import (
 type tmuxPane struct {
 	t      *testing.T
 	socket string
+	target string // the session's name: the command it runs
 }
 
 func (p *tmuxPane) tmux(args ...string) string {
@@ -31,7 +32,7 @@ func (p *tmuxPane) tmux(args ...string) string {
 // Trailing blank lines are cut, so the text only grows as the session
 // goes on.
 func (p *tmuxPane) screen() string {
-	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", "chat"), " \n")
+	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", p.target), " \n")
 }
 
 // waitFor waits until the screen holds every one of want, after the
@@ -62,35 +63,61 @@ func (p *tmuxPane) waitFor(after int, want ...string) string {
 func (p *tmuxPane) send(line string) int {
 	p.t.Helper()
 	n := len(p.screen())
-	p.tmux("send-keys", "-t", "chat", "-l", line)
-	p.tmux("send-keys", "-t", "chat", "Enter")
+	p.keys("-l", line)
+	p.keys("Enter")
 	return n
+}
+
+// keys sends keys by their tmux names (C-c, Tab, Up, Enter …).
+func (p *tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	p.tmux(append([]string{"send-keys", "-t", p.target}, keys...)...)
+}
+
+// waitEnd waits until the command in the pane has ended. The deadline
+// only bounds a hang.
+func (p *tmuxPane) waitEnd() {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.TrimSpace(p.tmux("display-message", "-p", "-t", p.target, "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s did not end:\n%s", p.target, p.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// startChat runs `parsemcp chat ARGS…` in a new tmux session (with the
-// LLM environment of llmEnv), which stays on the screen after chat ends.
-// Without tmux the test is skipped, except in CI.
-func startChat(t *testing.T, args ...string) *tmuxPane {
+// startTmux runs `parsemcp COMMAND ARGS…` in a new tmux session named
+// after the command (with the clean environment of llmEnv), which stays
+// on the screen after the command ends. Without tmux the test is
+// skipped, except in CI.
+func startTmux(t *testing.T, command string, args ...string) *tmuxPane {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is required in CI (.ci/run installs it)")
 		}
-		t.Skip("tmux is not installed (apt-get install tmux); skipping the terminal test of parsemcp chat")
+		t.Skip("tmux is not installed (apt-get install tmux); skipping the terminal test of parsemcp " + command)
 	}
-	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
+	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), target: command}
 	var cmd []string
 	for _, e := range llmEnv(t) {
 		cmd = append(cmd, shellQuote(e))
 	}
-	cmd = append(cmd, "TERM=xterm", shellQuote(binary), "chat")
+	cmd = append(cmd, "TERM=xterm", shellQuote(binary), command)
 	for _, a := range args {
 		cmd = append(cmd, shellQuote(a))
 	}
-	p.tmux("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
+	p.tmux("new-session", "-d", "-s", command, "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
 	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
-	p.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
+	p.tmux("set-option", "-t", command, "remain-on-exit", "on")
 	return p
+}
+
+// startChat runs `parsemcp chat ARGS…` in a new tmux session.
+func startChat(t *testing.T, args ...string) *tmuxPane {
+	t.Helper()
+	return startTmux(t, "chat", args...)
 }
