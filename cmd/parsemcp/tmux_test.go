@@ -28,11 +28,11 @@ func (p *tmuxPane) tmux(args ...string) string {
 	return string(out)
 }
 
-// screen is the pane's text, scrollback included.
+// screen is the pane's text, the whole scrollback included.
 // Trailing blank lines are cut, so the text only grows as the session
 // goes on.
 func (p *tmuxPane) screen() string {
-	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", p.target), " \n")
+	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", p.target), " \n")
 }
 
 // waitFor waits until the screen holds every one of want, after the
@@ -110,7 +110,9 @@ func startTmux(t *testing.T, command string, args ...string) *tmuxPane {
 	for _, a := range args {
 		cmd = append(cmd, shellQuote(a))
 	}
-	p.tmux("new-session", "-d", "-s", command, "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
+	// The scrollback holds the whole session (screen reads it all).
+	p.tmux("start-server", ";", "set-option", "-g", "history-limit", "100000", ";",
+		"new-session", "-d", "-s", command, "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
 	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
 	p.tmux("set-option", "-t", command, "remain-on-exit", "on")
 	return p
