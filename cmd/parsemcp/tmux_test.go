@@ -4,6 +4,7 @@ package main
 // with send-keys and reads the screen with capture-pane.
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,25 +37,45 @@ func (p *tmuxPane) screen() string {
 }
 
 // waitFor waits until the screen holds every one of want, after the
-// screen's first `after` bytes. The deadline only bounds a hang.
+// screen's first `after` bytes.
 func (p *tmuxPane) waitFor(after int, want ...string) string {
 	p.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		s := p.screen()
+	return p.poll(fmt.Sprintf("showed %q", want), func(s string) bool {
 		rest := ""
 		if len(s) > after {
 			rest = s[after:]
 		}
-		ok := true
 		for _, w := range want {
-			ok = ok && strings.Contains(rest, w)
+			if !strings.Contains(rest, w) {
+				return false
+			}
 		}
-		if ok {
+		return true
+	})
+}
+
+// waitPrompt waits until the screen ends with prompt (its trailing
+// blanks cut): the command waits for input. It returns the screen's
+// length.
+func (p *tmuxPane) waitPrompt(prompt string) int {
+	p.t.Helper()
+	return len(p.poll(fmt.Sprintf("ended with the prompt %q", prompt), func(s string) bool {
+		return strings.HasSuffix(s, strings.TrimRight(prompt, " "))
+	}))
+}
+
+// poll reads the screen until ok says yes, and returns it. The deadline
+// only bounds a hang.
+func (p *tmuxPane) poll(what string, ok func(screen string) bool) string {
+	p.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		s := p.screen()
+		if ok(s) {
 			return s
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("the screen never showed %q:\n%s", want, s)
+			p.t.Fatalf("the screen never %s:\n%s", what, s)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
