@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
@@ -59,38 +56,8 @@ per-turn usage), /cost (tokens and estimated cost), /history, /exit.`,
 	}
 	l.register(cmd, true, DefaultChatCompactAt)
 	cmd.Flags().BoolVar(&trace, "trace", false, "start with the trace on (each tool call's result and each model turn's usage); env PARSEMCP_CHAT_TRACE=true")
-	cmd.Flags().StringVar(&historyFile, "history-file", defaultHistoryFile(), "where the input history is kept (\"\" keeps none)")
+	cmd.Flags().StringVar(&historyFile, "history-file", defaultHistoryFile("chat_history"), "where the input history is kept (\"\" keeps none)")
 	return cmd
-}
-
-// privateFile makes path (and its directory) if missing, readable by its
-// owner only, and takes group's and others' access away from an existing
-// one: the history holds every question typed, which may quote the data.
-func privateFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return f.Chmod(perm &^ 0o077)
-	}
-	return nil
-}
-
-func defaultHistoryFile() string {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, "parsemcp", "chat_history")
 }
 
 // chat is one interactive session.
@@ -124,56 +91,20 @@ func (ch *chat) toolsChanged() {
 }
 
 func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string) error {
-	// Ctrl-C stops the running answer, not the session (main's signal
-	// context ends at the first one); SIGTERM ends the session.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	defer cancel()
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	defer signal.Stop(term)
-
-	if historyFile != "" {
-		if err := privateFile(historyFile); err != nil {
-			fmt.Fprintf(os.Stderr, "the input history is not kept: %v\n", err)
-			historyFile = ""
-		}
-	}
 	var items []readline.PrefixCompleterInterface
 	for _, c := range chatCommands {
 		items = append(items, readline.PcItem(c))
 	}
-	rl, err := readline.NewEx(&readline.Config{
-		Prompt:            "> ",
-		HistoryFile:       historyFile,
-		HistorySearchFold: true,
-		AutoComplete:      readline.NewPrefixCompleter(items...),
-		InterruptPrompt:   "^C",
-		EOFPrompt:         "/exit",
-	})
+	rl, err := newLineEditor("> ", historyFile, readline.NewPrefixCompleter(items...), "/exit")
 	if err != nil {
 		return err
 	}
 	defer rl.Close()
-	go func() {
-		select {
-		case <-term:
-			cancel()
-			rl.Close()
-		case <-ctx.Done():
-		}
-	}()
+	// Ctrl-C stops the running answer, not the session; SIGTERM ends it.
+	ctx, stop := sessionContext(parent, rl)
+	defer stop()
 	ch := &chat{rl: rl, out: &lineWriter{w: os.Stdout}, trace: trace, stream: l.stream}
-	approve := func(ctx context.Context, message string) (bool, error) {
-		ch.out.end()
-		rl.SetPrompt(message + " [y/N] ")
-		line, err := rl.Readline()
-		rl.SetPrompt("> ")
-		if err != nil {
-			return false, nil
-		}
-		a := strings.ToLower(strings.TrimSpace(line))
-		return a == "y" || a == "yes", nil
-	}
+	approve := promptApproval(rl, "> ", ch.out.end)
 	s, err := l.connect(ctx, approve, ch.toolsChanged)
 	if err != nil {
 		return err
@@ -225,18 +156,8 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 
 // ask runs one question; Ctrl-C stops it.
 func (ch *chat) ask(parent context.Context, q string) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	intr := make(chan os.Signal, 1)
-	signal.Notify(intr, os.Interrupt)
-	defer signal.Stop(intr)
-	go func() {
-		select {
-		case <-intr:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := untilInterrupt(parent)
+	defer stop()
 	res, err := ch.c.Ask(ctx, q)
 	switch {
 	case err != nil && ctx.Err() != nil && parent.Err() == nil:

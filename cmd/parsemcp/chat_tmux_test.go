@@ -6,7 +6,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,89 +13,6 @@ import (
 
 	"github.com/parsemcp/parsemcp/llm/llmtest"
 )
-
-// tmuxPane is one tmux session on a private server socket.
-type tmuxPane struct {
-	t      *testing.T
-	socket string
-}
-
-func (p *tmuxPane) tmux(args ...string) string {
-	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", p.socket}, args...)...).CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// screen is the pane's text, scrollback included.
-// Trailing blank lines are cut, so the text only grows as the session
-// goes on.
-func (p *tmuxPane) screen() string {
-	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-S", "-1000", "-t", "chat"), " \n")
-}
-
-// waitFor waits until the screen holds every one of want, after the
-// screen's first `after` bytes. The deadline only bounds a hang.
-func (p *tmuxPane) waitFor(after int, want ...string) string {
-	p.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		s := p.screen()
-		rest := ""
-		if len(s) > after {
-			rest = s[after:]
-		}
-		ok := true
-		for _, w := range want {
-			ok = ok && strings.Contains(rest, w)
-		}
-		if ok {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the screen never showed %q:\n%s", want, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (p *tmuxPane) send(line string) int {
-	p.t.Helper()
-	n := len(p.screen())
-	p.tmux("send-keys", "-t", "chat", "-l", line)
-	p.tmux("send-keys", "-t", "chat", "Enter")
-	return n
-}
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// startChat runs `parsemcp chat ARGS…` in a new tmux session (with the
-// LLM environment of llmEnv), which stays on the screen after chat ends.
-// Without tmux the test is skipped, except in CI.
-func startChat(t *testing.T, args ...string) *tmuxPane {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tmux is required in CI (.ci/run installs it)")
-		}
-		t.Skip("tmux is not installed (apt-get install tmux); skipping the terminal test of parsemcp chat")
-	}
-	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	var cmd []string
-	for _, e := range llmEnv(t) {
-		cmd = append(cmd, shellQuote(e))
-	}
-	cmd = append(cmd, "TERM=xterm", shellQuote(binary), "chat")
-	for _, a := range args {
-		cmd = append(cmd, shellQuote(a))
-	}
-	p.tmux("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "env "+strings.Join(cmd, " "))
-	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
-	p.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
-	return p
-}
 
 // A person chats as the demo analyst: types a question, sees the streamed
 // answer with a line for the tool call, checks /cost, /tools, /trace and
@@ -137,19 +53,13 @@ func TestChatInTmux(t *testing.T) {
 	for len(fake.Requests()) < 3 {
 		time.Sleep(50 * time.Millisecond) // bounded by the test's timeout: the request is on its way
 	}
-	p.tmux("send-keys", "-t", "chat", "C-c")
+	p.keys("C-c")
 	p.waitFor(at, "(stopped)")
 	at = p.send("/reset")
 	p.waitFor(at, "The conversation is cleared.")
 	at = p.send("/exit")
 	t.Logf("the session:\n%s", p.waitFor(at, "bye"))
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.TrimSpace(p.tmux("display-message", "-p", "-t", "chat", "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("chat did not end after /exit:\n%s", p.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	p.waitEnd()
 	if h, err := os.ReadFile(filepath.Join(dir, "history")); err != nil || !strings.Contains(string(h), "How many tickets are there?") {
 		t.Errorf("history file: %q %v", h, err)
 	}

@@ -44,6 +44,9 @@ type llmFlags struct {
 	defaultServer bool
 	store         storeFlags
 	storeNames    map[string]bool // the store flags' names
+	// wrap, when set, wraps the transport of the session with a server in
+	// this process or over stdio (console: its dispatch).
+	wrap func(mcp.Transport) mcp.Transport
 }
 
 func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
@@ -231,12 +234,20 @@ func (l *llmFlags) open(ctx context.Context, opts *mcp.ClientOptions) (*session,
 		closeAll()
 		return nil, err
 	}
-	cs, err := llm.Connect(ctx, ct, opts)
+	cs, err := l.dial(ctx, ct, opts)
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	return &session{cs: cs, where: "in-process, " + l.store.describe(), close: func() { cs.Close(); closeAll() }}, nil
+}
+
+// dial opens the client session over t (wrapped by l.wrap, when set).
+func (l *llmFlags) dial(ctx context.Context, t mcp.Transport, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+	if l.wrap != nil {
+		t = l.wrap(t)
+	}
+	return llm.Connect(ctx, t, opts)
 }
 
 // describe names the store and the agent of an in-process server.

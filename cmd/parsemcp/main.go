@@ -45,7 +45,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(configurable(newServe()), configurable(newStdio()), newDemo(), configurable(newCall()), newVersion(), newAuditMetadata(), newMigrate(), newAgent(), newToken())
-	root.AddCommand(newAsk(), newChat(), newConfig())
+	root.AddCommand(newAsk(), newChat(), newConsole(), newConfig())
 	maskHelpDefaults(root)
 	return root
 }

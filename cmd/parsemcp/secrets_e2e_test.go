@@ -133,7 +133,7 @@ func TestConfigMasksEverySecret(t *testing.T) {
 	// environment.
 	helpEnv := append(slices.Clone(env), "PARSEMCP_AGENT_BROKER=mqtt://agent:planted-broker@127.0.0.1:1",
 		"PARSEMCP_SERVER=http://u:planted-server@127.0.0.1:1/mcp")
-	for _, cmd := range []string{"config", "serve", "stdio", "call", "chat", "ask", "agent", "token", "migrate", "audit-metadata", "demo"} {
+	for _, cmd := range []string{"config", "serve", "stdio", "call", "chat", "console", "ask", "agent", "token", "migrate", "audit-metadata", "demo"} {
 		stdout, stderr, _ := run(t, helpEnv, cmd, "--help")
 		if strings.Contains(stdout+stderr, plantedMark) {
 			t.Errorf("%s --help shows a planted secret:\n%s%s", cmd, stdout, stderr)

@@ -11,8 +11,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/parsemcp/parsemcp/llm"
 )
 
 // The MCP server of ask and chat --server-command runs as a child over
@@ -43,8 +41,9 @@ func (l *llmFlags) startServerCommand(ctx context.Context, opts *mcp.ClientOptio
 		cmd.Stderr = io.MultiWriter(f, tail)
 		closeLog = func() { f.Close() }
 	}
-	cs, err := llm.ConnectCommand(ctx, cmd, opts)
+	cs, err := l.dial(ctx, &mcp.CommandTransport{Command: cmd}, opts)
 	if err != nil {
+		err = fmt.Errorf("start %s: %w", cmd.Path, err)
 		closeLog()
 		if last := tail.String(); last != "" {
 			return nil, fmt.Errorf("%w\nthe server's last log lines:\n%s", err, strings.TrimRight(last, "\n"))
