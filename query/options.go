@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -67,4 +68,17 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// StableOrder is keys with objectId appended as the final tie-breaker,
+// unless keys already order by it: every backend returns rows whose sort
+// keys are equal in objectId order, so pages are stable and two backends
+// give the same page.
+func StableOrder(keys []OrderKey) []OrderKey {
+	for _, k := range keys {
+		if k.Field == parse.FieldObjectID && len(k.Sub) == 0 {
+			return keys
+		}
+	}
+	return append(slices.Clip(keys), OrderKey{Field: parse.FieldObjectID})
 }

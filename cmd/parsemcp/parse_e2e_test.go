@@ -81,6 +81,18 @@ func TestServeParseServer(t *testing.T) {
 		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "status"}},
 		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "project", "where": map[string]any{"status": "open"}}},
 		call{tool: "distinct", args: map[string]any{"class_name": demo.ClassTicket, "field": "priority"}},
+		// Ties: rows of equal sort keys come in objectId order, groups of
+		// equal value in key order, on every backend.
+		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassTicket, "order": "status", "limit": 12, "keys": []string{"status"}}},
+		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassTicket, "order": "-priority", "skip": 3, "limit": 9, "keys": []string{"priority"}}},
+		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "priority", "sort": "value_desc"}},
+		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "status", "sort": "value_asc", "limit": 2}},
+		// Date parts Parse Server cannot group by run locally.
+		call{tool: "group_by_date", args: map[string]any{"class_name": demo.ClassTicket, "field": "dueDate", "interval": "month"}},
+		call{tool: "group_by_date", args: map[string]any{"class_name": demo.ClassTicket, "field": "resolvedAt", "interval": "week", "timezone": "Europe/Paris", "sort": "value_desc"}},
+		call{tool: "get_objects", args: map[string]any{"class_name": demo.ClassTicket, "ids": []string{demo.TicketMemberID, "nope000000"}}},
+		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassProject, "order": "objectId", "keys": []string{"name"}, "format": "csv"}},
+		call{tool: "export_data", args: map[string]any{"class_name": demo.ClassTicket, "order": "objectId", "limit": 20, "columns": []string{"objectId", "status", "project.name"}}},
 		call{tool: "aggregate", args: map[string]any{"class_name": demo.ClassComment, "pipeline": []any{
 			map[string]any{"$lookup": map[string]any{"from": demo.ClassTicket, "localField": "ticket", "foreignField": "_id", "as": "t"}},
 			map[string]any{"$unwind": "$t"},

@@ -397,8 +397,8 @@ func (b *Builder) Order(q *query.Query) string {
 // OrderBy renders the ORDER BY clause (without the keyword), with objectId
 // as the final tie-breaker so pagination is stable.
 func (b *Builder) OrderBy(keys []query.OrderKey) string {
-	parts := make([]string, 0, len(keys)+1)
-	seenID := false
+	keys = query.StableOrder(keys)
+	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		dir := " ASC"
 		if k.Desc {
@@ -409,10 +409,6 @@ func (b *Builder) OrderBy(keys []query.OrderKey) string {
 			col = b.D.JSONScalar(col, k.Sub, b.Param, nil)
 		}
 		parts = append(parts, col+dir+b.D.NullsOrder(k.Desc))
-		seenID = seenID || (k.Field == parse.FieldObjectID && len(k.Sub) == 0)
-	}
-	if !seenID {
-		parts = append(parts, b.D.Ident(parse.FieldObjectID)+" ASC")
 	}
 	return strings.Join(parts, ", ")
 }

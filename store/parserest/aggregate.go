@@ -64,11 +64,32 @@ func (s *Store) Aggregate(ctx context.Context, class string, p *query.Pipeline, 
 // what the pipeline means.
 func pgUnsupportedStage(p *query.Pipeline) string {
 	for _, st := range p.Stages {
-		switch st.(type) {
+		switch st := st.(type) {
 		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
 			*query.UnionWithStage, *query.GraphLookupStage:
 			return st.Name()
+		case *query.GroupStage:
+			// Date parts of a key: the adapter groups by the whole date
+			// without a timezone, and fails (error 102) with one.
+			if groupsByDatePart(st) {
+				return st.Name() + " by date parts"
+			}
 		}
 	}
 	return ""
+}
+
+// groupsByDatePart reports whether a $group key (or a component of a
+// composite key) is a date part ($year, $month, …).
+func groupsByDatePart(g *query.GroupStage) bool {
+	datePart := func(op *query.Operand) bool { _, ok := query.DateOperators[op.Op]; return ok }
+	if g.Key != nil && datePart(g.Key) {
+		return true
+	}
+	for _, c := range g.Components {
+		if datePart(&c.Value) {
+			return true
+		}
+	}
+	return false
 }

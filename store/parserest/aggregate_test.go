@@ -48,16 +48,29 @@ func TestAggregateStagesRunLocally(t *testing.T) {
 	sch := parse.NewSchema("Thing")
 	sch.Fields["n"] = parse.Field{Type: parse.TypeNumber}
 	sch.Fields["up"] = parse.Field{Type: parse.TypePointer, TargetClass: "Thing"}
+	sch.Fields["at"] = parse.Field{Type: parse.TypeDate}
 	if err := st.CreateClass(ctx, sch); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Create(ctx, "Thing", []parse.Object{{"objectId": "th1", "n": 1.0}, {"objectId": "th2", "n": 2.0, "up": parse.Pointer("Thing", "th1")},
-		{"objectId": "th3", "n": 3.0, "up": parse.Pointer("Thing", "th2")}}); err != nil {
+	at := func(iso string) map[string]any { return map[string]any{"__type": "Date", "iso": iso} }
+	if err := st.Create(ctx, "Thing", []parse.Object{{"objectId": "th1", "n": 1.0, "at": at("2025-01-31T23:30:00.000Z")},
+		{"objectId": "th2", "n": 2.0, "up": parse.Pointer("Thing", "th1"), "at": at("2025-01-31T10:00:00.000Z")},
+		{"objectId": "th3", "n": 3.0, "up": parse.Pointer("Thing", "th2"), "at": at("2025-02-01T10:00:00.000Z")}}); err != nil {
 		t.Fatal(err)
 	}
 	code, res := srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$facet":{"a":[{"$count":"c"}]}}]`), nil, "", true)
 	if rows, _ := res["results"].([]any); code != http.StatusOK || len(rows) != 3 {
 		t.Fatalf("Parse Server's answer to $facet changed (it ignored the stage): %d %v", code, res)
+	}
+	// Date parts: one group per row without a timezone, an SQL error with
+	// one (group_by_date sends both).
+	code, res = srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$group":{"_id":{"m":{"$month":"$at"}},"c":{"$sum":1}}}]`), nil, "", true)
+	if rows, _ := res["results"].([]any); code != http.StatusOK || len(rows) != 3 {
+		t.Fatalf("Parse Server's answer to a $month group changed (one group per date): %d %v", code, res)
+	}
+	code, res = srv.RequestJSON(http.MethodGet, "/aggregate/Thing?pipeline="+url.QueryEscape(`[{"$group":{"_id":{"$month":{"date":"$at","timezone":"+05:00"}},"c":{"$sum":1}}}]`), nil, "", true)
+	if code == http.StatusOK {
+		t.Fatalf("Parse Server now groups by a date part in a timezone: %d %v", code, res)
 	}
 	// The same rows, times included, in a sqlite store.
 	ref, err := sqlite.Create(ctx, filepath.Join(t.TempDir(), "ref.sqlite"))
@@ -76,13 +89,15 @@ func TestAggregateStagesRunLocally(t *testing.T) {
 		t.Fatal(err)
 	}
 	for stage, pipeline := range map[string]string{
-		"$facet":       `[{"$facet": {"a": [{"$count": "n"}], "b": [{"$match": {"n": {"$gt": 1}}}, {"$project": {"n": 1}}]}}]`,
-		"$bucket":      `[{"$bucket": {"groupBy": "$n", "boundaries": [0, 2], "default": "x"}}]`,
-		"$bucketAuto":  `[{"$bucketAuto": {"groupBy": "$n", "buckets": 2}}]`,
-		"$replaceWith": `[{"$replaceWith": {"m": "$n"}}]`,
-		"$replaceRoot": `[{"$replaceRoot": {"newRoot": {"m": "$n"}}}]`,
-		"$unionWith":   `[{"$project": {"n": 1}}, {"$unionWith": {"coll": "Thing", "pipeline": [{"$match": {"n": 3}}, {"$project": {"n": 1}}]}}]`,
-		"$graphLookup": `[{"$match": {"n": 3}}, {"$graphLookup": {"from": "Thing", "startWith": "$up", "connectFromField": "up", "connectToField": "_id", "as": "c"}}, {"$project": {"c": 1}}]`,
+		"$facet":                    `[{"$facet": {"a": [{"$count": "n"}], "b": [{"$match": {"n": {"$gt": 1}}}, {"$project": {"n": 1}}]}}]`,
+		"$bucket":                   `[{"$bucket": {"groupBy": "$n", "boundaries": [0, 2], "default": "x"}}]`,
+		"$group by $month":          `[{"$group": {"_id": {"m": {"$month": "$at"}}, "c": {"$sum": 1}}}, {"$sort": {"_id.m": 1}}]`,
+		"$group by $dayOfMonth, tz": `[{"$group": {"_id": {"$dayOfMonth": {"date": "$at", "timezone": "+05:00"}}, "c": {"$sum": 1}}}, {"$sort": {"_id": 1}}]`,
+		"$bucketAuto":               `[{"$bucketAuto": {"groupBy": "$n", "buckets": 2}}]`,
+		"$replaceWith":              `[{"$replaceWith": {"m": "$n"}}]`,
+		"$replaceRoot":              `[{"$replaceRoot": {"newRoot": {"m": "$n"}}}]`,
+		"$unionWith":                `[{"$project": {"n": 1}}, {"$unionWith": {"coll": "Thing", "pipeline": [{"$match": {"n": 3}}, {"$project": {"n": 1}}]}}]`,
+		"$graphLookup":              `[{"$match": {"n": 3}}, {"$graphLookup": {"from": "Thing", "startWith": "$up", "connectFromField": "up", "connectToField": "_id", "as": "c"}}, {"$project": {"c": 1}}]`,
 	} {
 		got, err := st.Aggregate(ctx, "Thing", pipelineFor(t, st, "Thing", pipeline), query.NoACLFilter)
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -70,14 +69,6 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if len(w) > 0 {
 		params.Set("where", jsonParam(w))
 	}
-	order := make([]string, 0, len(q.Order)+1)
-	for _, k := range q.Order {
-		if k.Desc {
-			order = append(order, "-"+k.Field)
-		} else {
-			order = append(order, k.Field)
-		}
-	}
 	if q.Keys != nil {
 		keys := []string{parse.FieldObjectID}
 		keys = append(keys, q.Keys...)
@@ -102,9 +93,8 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 		return s.shape(sch, q, []parse.Object{obj}), nil
 	}
 	if q.Limit >= 0 {
-		if len(order) > 0 {
-			params.Set("order", strings.Join(order, ","))
-		}
+		// objectId breaks ties, as on the SQL stores.
+		params.Set("order", strings.Join(orderParam(query.StableOrder(q.Order)), ","))
 		params.Set("limit", strconv.Itoa(q.Limit))
 		if q.Skip > 0 {
 			params.Set("skip", strconv.Itoa(q.Skip))
@@ -114,7 +104,7 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	}
 	// Every row.
 	var all []parse.Object
-	err = s.scan(ctx, q.ReadACL, path, w, params, order, q.Skip, func(page []parse.Object) error {
+	err = s.scan(ctx, q.ReadACL, path, w, params, q.Order, q.Skip, func(page []parse.Object) error {
 		all = append(all, page...)
 		return nil
 	})
@@ -132,9 +122,9 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 // after the last id of the one before, so rows written meanwhile are
 // neither skipped nor read twice; otherwise by skip, in order with
 // objectId breaking ties.
-func (s *Store) scan(ctx context.Context, acl query.ACLFilter, path string, where map[string]any, params url.Values, order []string, skip int, each func([]parse.Object) error) error {
+func (s *Store) scan(ctx context.Context, acl query.ACLFilter, path string, where map[string]any, params url.Values, order []query.OrderKey, skip int, each func([]parse.Object) error) error {
 	keyset := len(order) == 0 && skip == 0
-	params.Set("order", strings.Join(append(slices.Clip(order), parse.FieldObjectID), ","))
+	params.Set("order", strings.Join(orderParam(query.StableOrder(order)), ","))
 	params.Set("limit", strconv.Itoa(pageSize))
 	last := ""
 	for {
@@ -291,4 +281,17 @@ func (s *Store) RelatedIDs(ctx context.Context, class, field, owningID string) (
 		return nil
 	})
 	return ids, err
+}
+
+// orderParam is keys as Parse Server's order parameter takes them.
+func orderParam(keys []query.OrderKey) []string {
+	order := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		if k.Desc {
+			order = append(order, "-"+k.Field)
+		} else {
+			order = append(order, k.Field)
+		}
+	}
+	return order
 }
