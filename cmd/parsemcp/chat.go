@@ -309,7 +309,7 @@ func (ch *chat) command(ctx context.Context, line string) error {
 		fmt.Fprintln(w, "session:", ch.c.Usage())
 		fmt.Fprintln(w, "last:   ", ch.c.LastUsage())
 		if !ch.c.Priced() {
-			fmt.Fprintf(w, "(no price for model %s: costs show as 0; add one with --price %s=IN/OUT)\n", ch.c.Provider().Model(), ch.c.Provider().Model())
+			fmt.Fprintf(w, "(no price for model %s, so no cost is shown; add one with --price %s=IN/OUT)\n", ch.c.Provider().Model(), ch.c.Provider().Model())
 		}
 	case "/history":
 		h := ch.c.History()

@@ -91,7 +91,7 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
 	fl.StringVar(&f.redisPfx, "redis-prefix", "parsemcp", "prefix of the Redis keys and channels: instances serving the same application share one; deployments sharing a Redis use different ones")
 	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
-	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
+	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 0, "USD per million tokens a model pays to read tool results: audit events carry est_cost_usd at this rate; 0 (the default): no rate, no est_cost_usd")
 	fl.IntVar(&f.budget, "response-budget", mcpserver.DefaultMaxResponseBytes/tools.BytesPerToken, "response budget in tokens (4 bytes each): listings (query_class, export_data, aggregate, get_objects, group_by, group_by_date, distinct) are cut to fit with a next_call; other results over it are refused with too_large")
 	fl.StringToIntVar(&f.budgets, "tool-response-budget", nil, "per-tool response budgets in tokens, e.g. export_data=16000,query_class=2000")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", 0, "the response budget in bytes (overrides --response-budget)")
