@@ -256,8 +256,14 @@ func newCall() *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
-		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Run one tool against a store and print its JSON result (exit 1 when the tool fails)",
+		Long: `Run one tool against a store, as the agent the flags describe, and print
+its JSON result on stdout.
+
+Exit status: 0 the tool succeeded; 1 the tool answered with an error (its
+result, with error_code, is printed on stdout) or the call could not be
+made (an unknown tool or flag, bad --args, no store: a message on stderr).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			log, err := f.logger()
 			if err != nil {
@@ -281,7 +287,7 @@ func newCall() *cobra.Command {
 				return err
 			}
 			if isErr {
-				return &exitError{code: 2}
+				return &exitError{code: 1}
 			}
 			return nil
 		},
