@@ -14,6 +14,7 @@ import (
 	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
 
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/llm"
 )
 
@@ -51,14 +52,13 @@ per-turn usage), /cost (tokens and estimated cost), /history, /exit.`,
 			if _, err := llm.NewProvider(l.cfg); err != nil { // fail before opening the store
 				return err
 			}
-			if !cmd.Flags().Changed("trace") && os.Getenv("PARSEMCP_CHAT_TRACE") == "true" {
-				trace = true
-			}
 			return runChat(cmd.Context(), &l, trace, historyFile)
 		},
 	}
 	l.register(cmd, true, DefaultChatCompactAt)
-	cmd.Flags().BoolVar(&trace, "trace", false, "start with the trace on (each tool call's result and each model turn's usage); env PARSEMCP_CHAT_TRACE=true")
+	cmd.Flags().BoolVar(&trace, "trace", false, "start with the trace on (each tool call's result and each model turn's usage); env PARSEMCP_CHAT_TRACE=true (or MCP_CHAT_TRACE)")
+	flagconfig.Env(cmd.Flags(), "trace", "PARSEMCP_CHAT_TRACE")
+	flagconfig.Alias(cmd.Flags(), "trace", "MCP_CHAT_TRACE")
 	cmd.Flags().StringVar(&historyFile, "history-file", defaultHistoryFile(), "where the input history is kept (\"\" keeps none)")
 	return cmd
 }

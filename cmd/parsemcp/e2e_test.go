@@ -63,9 +63,16 @@ func TestMain(m *testing.M) {
 // run runs the binary and returns stdout, stderr and the exit code.
 func run(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runIn(t, "", env, args...)
+}
+
+// runIn is run in the directory dir ("": this one).
+func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
