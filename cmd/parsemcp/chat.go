@@ -39,7 +39,8 @@ streams as it is written; each tool call shows a line with its arguments,
 duration and error code. The conversation carries over from question to
 question and is compacted into a summary when its context reaches
 --compact-at tokens. Line editing and history (--history-file) as in a
-shell; Ctrl-C stops a running answer, Ctrl-D or /exit ends the session.
+shell; Ctrl-C stops a running answer; an empty line, Ctrl-D or /exit ends
+the session.
 
 Commands: /reset (forget the conversation), /compact (summarise it now),
 /tools (the tools the model may call), /trace (show tool results and
@@ -204,8 +205,9 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 			return nil
 		}
 		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
+		if line == "" { // an empty line ends the session, as Ctrl-D does
+			fmt.Fprintln(os.Stdout, "bye")
+			return nil
 		}
 		if strings.HasPrefix(line, "/") {
 			if err := ch.command(ctx, line); errors.Is(err, errQuit) {

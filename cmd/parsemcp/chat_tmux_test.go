@@ -65,7 +65,9 @@ func (p *tmuxPane) waitFor(after int, want ...string) string {
 func (p *tmuxPane) send(line string) int {
 	p.t.Helper()
 	n := len(p.screen())
-	p.tmux("send-keys", "-t", "chat", "-l", line)
+	if line != "" {
+		p.tmux("send-keys", "-t", "chat", "-l", line)
+	}
 	p.tmux("send-keys", "-t", "chat", "Enter")
 	return n
 }
@@ -77,6 +79,12 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // Without tmux the test is skipped, except in CI.
 func startChat(t *testing.T, args ...string) *tmuxPane {
 	t.Helper()
+	return startChatEnv(t, nil, args...)
+}
+
+// startChatEnv is startChat with more environment variables.
+func startChatEnv(t *testing.T, env []string, args ...string) *tmuxPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is required in CI (.ci/run installs it)")
@@ -85,7 +93,7 @@ func startChat(t *testing.T, args ...string) *tmuxPane {
 	}
 	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	var cmd []string
-	for _, e := range llmEnv(t) {
+	for _, e := range append(llmEnv(t), env...) {
 		cmd = append(cmd, shellQuote(e))
 	}
 	cmd = append(cmd, "TERM=xterm", shellQuote(binary), "chat")
@@ -143,17 +151,40 @@ func TestChatInTmux(t *testing.T) {
 	p.waitFor(at, "The conversation is cleared.")
 	at = p.send("/exit")
 	t.Logf("the session:\n%s", p.waitFor(at, "bye"))
-	deadline := time.Now().Add(30 * time.Second)
-	for strings.TrimSpace(p.tmux("display-message", "-p", "-t", "chat", "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("chat did not end after /exit:\n%s", p.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	p.paneEnds("/exit")
 	if h, err := os.ReadFile(filepath.Join(dir, "history")); err != nil || !strings.Contains(string(h), "How many tickets are there?") {
 		t.Errorf("history file: %q %v", h, err)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "history")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("history file mode: %v %v, want 0600", fi.Mode(), err)
+	}
+}
+
+// paneEnds waits until chat has ended in the pane.
+func (p *tmuxPane) paneEnds(after string) {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.TrimSpace(p.tmux("display-message", "-p", "-t", "chat", "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("chat did not end after %s:\n%s", after, p.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// An empty line ends chat, as in the reference guide's chat; the guide's
+// MCP_CHAT_TRACE starts it with the trace on.
+func TestChatEmptyLineEndsInTmux(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, llmtest.Counter("Ticket"))
+	p := startChatEnv(t, []string{"MCP_CHAT_TRACE=true"}, "--demo", "--demo-rows", "600", "--policy", "demo",
+		"--model", "gpt-4o-mini", "--base-url", fake.BaseURL, "--history-file", "")
+	p.waitFor(0, "trace: on", "Type a question.")
+	at := p.send("/trace")
+	p.waitFor(at, "trace: off")
+	at = p.send("")
+	p.waitFor(at, "bye")
+	p.paneEnds("an empty line")
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the empty line went to the model (%d requests)", n)
 	}
 }
