@@ -129,6 +129,7 @@ func (f *storeFlags) registerHeartbeat(fl *pflag.FlagSet) {
 // operator's alone.
 func guidePermission(fl *pflag.FlagSet) {
 	flagconfig.Alias(fl, "permission", "MCP_AGENT_PERMISSIONS")
+	fl.Lookup("permission").Usage += " (or MCP_AGENT_PERMISSIONS)"
 }
 
 // registerGates adds the operator's write gates as flags: their variables
