@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 )
@@ -293,8 +292,9 @@ func (a *Agent) FilterFor(class string) []map[string]any {
 	return out
 }
 
-// Gates are the operator's process-wide switches for writes, read once
-// from the environment at start.
+// Gates are the operator's process-wide switches for writes, set once at
+// start (parsemcp: the --allow-* flags and their PARSEMCP_ALLOW_*
+// variables).
 type Gates struct {
 	WriteTools bool // PARSEMCP_ALLOW_WRITE_TOOLS: declared methods of permission write
 	SchemaOps  bool // PARSEMCP_ALLOW_SCHEMA_OPS: declared methods of permission admin
@@ -302,7 +302,7 @@ type Gates struct {
 	RawSchema  bool // PARSEMCP_ALLOW_RAW_SCHEMA: create/delete_class (with SchemaOps)
 }
 
-// The environment variables behind Gates.
+// The environment variables behind Gates, named in refusals.
 const (
 	EnvAllowWriteTools = "PARSEMCP_ALLOW_WRITE_TOOLS"
 	EnvAllowSchemaOps  = "PARSEMCP_ALLOW_SCHEMA_OPS"
@@ -310,17 +310,14 @@ const (
 	EnvAllowRawSchema  = "PARSEMCP_ALLOW_RAW_SCHEMA"
 )
 
-// GatesFromEnv reads the gates: 1, true, yes or on (any case) enable one;
-// anything else, unset included, leaves it off.
-func GatesFromEnv() Gates {
-	on := func(k string) bool {
-		switch strings.ToLower(strings.TrimSpace(os.Getenv(k))) {
-		case "1", "true", "yes", "on":
-			return true
-		}
-		return false
+// GateOpen reads one gate's value: 1, true, yes or on (any case) open it;
+// anything else, the empty string included, leaves it closed.
+func GateOpen(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
 	}
-	return Gates{WriteTools: on(EnvAllowWriteTools), SchemaOps: on(EnvAllowSchemaOps), RawCRUD: on(EnvAllowRawCRUD), RawSchema: on(EnvAllowRawSchema)}
+	return false
 }
 
 // GateKind says which gates a write path needs.

@@ -31,7 +31,10 @@ type Event struct {
 	DurationMS     float64   `json:"duration_ms"`
 	ResultBytes    int       `json:"result_bytes"`
 	EstInputTokens int       `json:"est_input_tokens"` // result bytes / 4: what the result costs the model to read
-	EstCostUSD     float64   `json:"est_cost_usd"`
+	// EstCostUSD prices EstInputTokens at the operator's rate; nil (and
+	// left out of every sink's record) when no rate is configured, so
+	// that no dashboard sums a cost nobody set.
+	EstCostUSD *float64 `json:"est_cost_usd,omitempty"`
 }
 
 // Sink receives events. Record must not block for long.
@@ -39,11 +42,16 @@ type Sink interface {
 	Record(ctx context.Context, e Event)
 }
 
-// Estimate fills the token and cost estimates from ResultBytes, at
-// usdPerMillionTokens.
+// Estimate fills the token estimate from ResultBytes and, when
+// usdPerMillionTokens is positive (a rate is configured), the cost at
+// that rate.
 func (e *Event) Estimate(usdPerMillionTokens float64) {
 	e.EstInputTokens = e.ResultBytes / 4
-	e.EstCostUSD = float64(e.EstInputTokens) * usdPerMillionTokens / 1e6
+	e.EstCostUSD = nil
+	if usdPerMillionTokens > 0 {
+		cost := float64(e.EstInputTokens) * usdPerMillionTokens / 1e6
+		e.EstCostUSD = &cost
+	}
 }
 
 // SlogSink writes events as JSON lines through log/slog.
@@ -62,7 +70,10 @@ func (s *SlogSink) Record(ctx context.Context, e Event) {
 		slog.String("correlation_id", e.CorrelationID), slog.Bool("success", e.Success),
 		slog.String("error_code", e.ErrorCode), slog.String("denial_kind", e.DenialKind),
 		slog.Float64("duration_ms", e.DurationMS), slog.Int("result_bytes", e.ResultBytes),
-		slog.Int("est_input_tokens", e.EstInputTokens), slog.Float64("est_cost_usd", e.EstCostUSD),
+		slog.Int("est_input_tokens", e.EstInputTokens),
+	}
+	if e.EstCostUSD != nil {
+		attrs = append(attrs, slog.Float64("est_cost_usd", *e.EstCostUSD))
 	}
 	// The profile, tenant, request and trace ids and the client's address
 	// appear when there are some.

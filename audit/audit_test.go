@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +22,25 @@ var sample = audit.Event{
 	DurationMS: 12.5, ResultBytes: 4000,
 }
 
-// The estimate is a quarter token per result byte, priced per million.
+// The estimate is a quarter token per result byte, priced per million
+// when there is a rate; without one there is no cost at all.
 func TestEstimate(t *testing.T) {
 	e := sample
 	e.Estimate(2.5)
-	if e.EstInputTokens != 1000 || e.EstCostUSD != 0.0025 {
-		t.Fatalf("estimate: %d tokens, %g USD; want 1000, 0.0025", e.EstInputTokens, e.EstCostUSD)
+	if e.EstInputTokens != 1000 || e.EstCostUSD == nil || *e.EstCostUSD != 0.0025 {
+		t.Fatalf("estimate: %d tokens, %v USD; want 1000, 0.0025", e.EstInputTokens, e.EstCostUSD)
+	}
+	e.Estimate(0)
+	if e.EstInputTokens != 1000 || e.EstCostUSD != nil {
+		t.Fatalf("estimate without a rate: %d tokens, a cost: %v; want 1000 and no cost", e.EstInputTokens, e.EstCostUSD != nil)
+	}
+	var buf bytes.Buffer
+	audit.NewJSONSink(&buf).Record(context.Background(), e)
+	if strings.Contains(buf.String(), "est_cost_usd") || !strings.Contains(buf.String(), `"est_input_tokens":1000`) {
+		t.Fatalf("event without a rate: %s", buf.String())
+	}
+	if b, _ := json.Marshal(e); strings.Contains(string(b), "est_cost_usd") {
+		t.Fatalf("event without a rate, as JSON: %s", b)
 	}
 }
 
@@ -85,7 +99,7 @@ func TestStoreSinkWrites(t *testing.T) {
 	common := map[string]any{
 		"createdAt": "2026-11-25T12:00:00.000Z", "tool": "query_class", "argsKeys": []any{"class_name", "where"},
 		"agentId": "agent-1", "agentProfile": "people", "tenantId": "acme", "requestId": "req-1", "clientAddr": "203.0.113.7", "traceId": "trace-1", "authType": "user", "permission": "readonly", "durationMs": 12.5,
-		"resultBytes": float64(4000), "estInputTokens": float64(0), "estCostUsd": float64(0), "ACL": map[string]any{},
+		"resultBytes": float64(4000), "estInputTokens": float64(0), "ACL": map[string]any{},
 	}
 	failed := parse.Object{"success": false, "correlationId": "corr-1", "errorCode": "permission_denied", "denialKind": "clp"}
 	succeeded := parse.Object{"success": true}

@@ -200,8 +200,10 @@ func object(e Event) parse.Object {
 	o := parse.Object{
 		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": keys, "agentId": e.AgentID, "authType": e.AuthType,
 		"permission": e.Permission, "success": e.Success, "durationMs": e.DurationMS, "resultBytes": float64(e.ResultBytes),
-		"estInputTokens": float64(e.EstInputTokens), "estCostUsd": e.EstCostUSD,
-		"ACL": map[string]any{}, // master key only
+		"estInputTokens": float64(e.EstInputTokens), "ACL": map[string]any{}, // master key only
+	}
+	if e.EstCostUSD != nil {
+		o["estCostUsd"] = *e.EstCostUSD
 	}
 	for k, v := range map[string]string{
 		"correlationId": e.CorrelationID, "requestId": e.RequestID, "clientAddr": e.ClientAddr, "traceId": e.TraceID,

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -109,8 +110,22 @@ func TestPricing(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	u := llm.Usage{Tokens: llm.Tokens{Input: 84, Output: 120}, TotalTokens: 204, CostUSD: 0.000101}
+	u := llm.Usage{Tokens: llm.Tokens{Input: 84, Output: 120}, TotalTokens: 204, CostUSD: 0.000101, Priced: true, Turns: 1}
 	if u.String() != "84 in + 120 out = 204 tokens $0.000101" {
 		t.Errorf("%s", u)
+	}
+	if b, err := json.Marshal(u); err != nil || !strings.Contains(string(b), `"cost_usd":0.000101`) {
+		t.Errorf("priced usage as JSON: %s %v", b, err)
+	}
+	// A model without a price has no cost: not $0, nothing.
+	u.CostUSD, u.Priced = 0, false
+	if u.String() != "84 in + 120 out = 204 tokens" {
+		t.Errorf("unpriced: %s", u)
+	}
+	if b, err := json.Marshal(u); err != nil || strings.Contains(string(b), "cost") || !strings.Contains(string(b), `"total_tokens":204`) || !strings.Contains(string(b), `"turns":1`) {
+		t.Errorf("unpriced usage as JSON: %s %v", b, err)
+	}
+	if got := u.Add(llm.Usage{CostUSD: 0.5, Priced: true}); !got.Priced || got.CostUSD != 0.5 {
+		t.Errorf("sum %+v", got)
 	}
 }

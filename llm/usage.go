@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -118,26 +119,48 @@ func (p Pricing) String() string {
 // Usage is the tokens and estimated cost of one or more model turns.
 type Usage struct {
 	Tokens
-	TotalTokens int64   `json:"total_tokens"`
-	CostUSD     float64 `json:"cost_usd"`
+	TotalTokens int64 `json:"total_tokens"`
+	// CostUSD is the estimated price of the tokens, when Priced.
+	CostUSD float64 `json:"cost_usd"`
+	// Priced says the model has a price (Pricing): without one there is
+	// no cost, and cost_usd is left out of the JSON rather than shown as 0.
+	Priced bool `json:"-"`
 	// Turns is how many model requests the usage covers.
 	Turns int `json:"turns"`
 }
 
 // usageOf prices one turn's tokens.
 func usageOf(p Pricing, model string, t Tokens) Usage {
-	return Usage{Tokens: t, TotalTokens: t.Total(), CostUSD: p.Cost(model, t), Turns: 1}
+	_, priced := p.Lookup(model)
+	return Usage{Tokens: t, TotalTokens: t.Total(), CostUSD: p.Cost(model, t), Priced: priced, Turns: 1}
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Tokens: u.Tokens.Add(v.Tokens), TotalTokens: u.TotalTokens + v.TotalTokens, CostUSD: u.CostUSD + v.CostUSD, Turns: u.Turns + v.Turns}
+	return Usage{Tokens: u.Tokens.Add(v.Tokens), TotalTokens: u.TotalTokens + v.TotalTokens, CostUSD: u.CostUSD + v.CostUSD,
+		Priced: u.Priced || v.Priced, Turns: u.Turns + v.Turns}
+}
+
+// MarshalJSON leaves cost_usd out of an unpriced usage.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	type plain Usage
+	if u.Priced {
+		return json.Marshal(plain(u))
+	}
+	return json.Marshal(struct {
+		plain
+		CostUSD *float64 `json:"cost_usd,omitempty"` // shadows plain's
+	}{plain: plain(u)})
 }
 
 // String is the usage as a person reads it: "84 in + 120 out = 204 tokens
-// $0.000101".
+// $0.000101", without the cost when the model has no price.
 func (u Usage) String() string {
-	return fmt.Sprintf("%d in + %d out = %d tokens $%s", u.Input, u.Output, u.TotalTokens, formatUSD(u.CostUSD))
+	s := fmt.Sprintf("%d in + %d out = %d tokens", u.Input, u.Output, u.TotalTokens)
+	if u.Priced {
+		s += " $" + formatUSD(u.CostUSD)
+	}
+	return s
 }
 
 func formatUSD(v float64) string {

@@ -76,9 +76,9 @@ type Config struct {
 	RefuseFullScans bool
 	// FullScanAllowed are the classes RefuseFullScans spares.
 	FullScanAllowed []string
-	// Gates are the operator's environment switches for the write and
-	// schema tools and for declared methods (agent.GatesFromEnv); the zero
-	// value keeps every write path closed.
+	// Gates are the operator's switches for the write and schema tools
+	// and for declared methods (agent.Gates); the zero value keeps every
+	// write path closed.
 	Gates agent.Gates
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
 
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/llm"
 )
 
@@ -35,7 +36,8 @@ streams as it is written; each tool call shows a line with its arguments,
 duration and error code. The conversation carries over from question to
 question and is compacted into a summary when its context reaches
 --compact-at tokens. Line editing and history (--history-file) as in a
-shell; Ctrl-C stops a running answer, Ctrl-D or /exit ends the session.
+shell; Ctrl-C stops a running answer; an empty line, Ctrl-D or /exit ends
+the session.
 
 Commands: /reset (forget the conversation), /compact (summarise it now),
 /tools (the tools the model may call), /trace (show tool results and
@@ -48,14 +50,13 @@ per-turn usage), /cost (tokens and estimated cost), /history, /exit.`,
 			if _, err := llm.NewProvider(l.cfg); err != nil { // fail before opening the store
 				return err
 			}
-			if !cmd.Flags().Changed("trace") && os.Getenv("PARSEMCP_CHAT_TRACE") == "true" {
-				trace = true
-			}
 			return runChat(cmd.Context(), &l, trace, historyFile)
 		},
 	}
 	l.register(cmd, true, DefaultChatCompactAt)
-	cmd.Flags().BoolVar(&trace, "trace", false, "start with the trace on (each tool call's result and each model turn's usage); env PARSEMCP_CHAT_TRACE=true")
+	cmd.Flags().BoolVar(&trace, "trace", false, "start with the trace on (each tool call's result and each model turn's usage); env PARSEMCP_CHAT_TRACE=true (or MCP_CHAT_TRACE)")
+	flagconfig.Env(cmd.Flags(), "trace", "PARSEMCP_CHAT_TRACE")
+	flagconfig.Alias(cmd.Flags(), "trace", "MCP_CHAT_TRACE")
 	cmd.Flags().StringVar(&historyFile, "history-file", defaultHistoryFile("chat_history"), "where the input history is kept (\"\" keeps none)")
 	return cmd
 }
@@ -135,8 +136,9 @@ func runChat(parent context.Context, l *llmFlags, trace bool, historyFile string
 			return nil
 		}
 		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
+		if line == "" { // an empty line ends the session, as Ctrl-D does
+			fmt.Fprintln(os.Stdout, "bye")
+			return nil
 		}
 		if strings.HasPrefix(line, "/") {
 			if err := ch.command(ctx, line); errors.Is(err, errQuit) {
@@ -230,7 +232,7 @@ func (ch *chat) command(ctx context.Context, line string) error {
 		fmt.Fprintln(w, "session:", ch.c.Usage())
 		fmt.Fprintln(w, "last:   ", ch.c.LastUsage())
 		if !ch.c.Priced() {
-			fmt.Fprintf(w, "(no price for model %s: costs show as 0; add one with --price %s=IN/OUT)\n", ch.c.Provider().Model(), ch.c.Provider().Model())
+			fmt.Fprintf(w, "(no price for model %s, so no cost is shown; add one with --price %s=IN/OUT)\n", ch.c.Provider().Model(), ch.c.Provider().Model())
 		}
 	case "/history":
 		h := ch.c.History()

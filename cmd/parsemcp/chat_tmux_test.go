@@ -67,3 +67,20 @@ func TestChatInTmux(t *testing.T) {
 		t.Errorf("history file mode: %v %v, want 0600", fi.Mode(), err)
 	}
 }
+
+// An empty line ends chat, as in the reference guide's chat; the guide's
+// MCP_CHAT_TRACE starts it with the trace on.
+func TestChatEmptyLineEndsInTmux(t *testing.T) {
+	fake := llmtest.NewOpenAI(t, llmtest.Counter("Ticket"))
+	p := startChatEnv(t, []string{"MCP_CHAT_TRACE=true"}, "--demo", "--demo-rows", "600", "--policy", "demo",
+		"--model", "gpt-4o-mini", "--base-url", fake.BaseURL, "--history-file", "")
+	p.waitFor(0, "trace: on", "Type a question.")
+	at := p.send("/trace")
+	p.waitFor(at, "trace: off")
+	at = p.send("")
+	p.waitFor(at, "bye")
+	p.waitEnd()
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the empty line went to the model (%d requests)", n)
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
@@ -93,14 +94,13 @@ func newServe() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.registerHeartbeat(cmd.Flags())
+	f.fed.registerTokens(cmd.Flags())
 	f.oauth = &oauthFlags{}
 	f.oauth.register(cmd.Flags())
-	env := os.Getenv("PARSEMCP_ADDR")
-	if env == "" {
-		env = DefaultAddr
-	}
-	cmd.Flags().StringVar(&addr, "addr", env, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
-	cmd.Flags().StringVar(&apiKey, "api-key", os.Getenv("PARSEMCP_API_KEY"), "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY")
+	cmd.Flags().StringVar(&addr, "addr", DefaultAddr, "listen address HOST:PORT (port 0 picks a free port); env PARSEMCP_ADDR")
+	cmd.Flags().StringVar(&apiKey, "api-key", "", "require this key (X-MCP-API-Key header or bearer token) on /mcp and /tools; required to listen beyond loopback; env PARSEMCP_API_KEY (or MCP_API_KEY)")
+	flagconfig.Alias(cmd.Flags(), "api-key", "MCP_API_KEY")
 	cmd.Flags().StringVar(&preAuth, "preauth-limit", "600/m", "HTTP requests per client address, checked before authentication (429 with Retry-After); 0 disables")
 	cmd.Flags().StringSliceVar(&trusted, "trusted-proxies", nil, "load balancers (CIDRs or addresses, comma-separated) whose Forwarded or X-Forwarded-For header names the client: the address --preauth-limit, audit events and logs use; default none (the connection's peer)")
 	cmd.Flags().StringSliceVar(&httpOpts.AllowedOrigins, "allowed-origin", nil, "accept browser requests only from these Origin hosts (\".example.com\" for a domain and its subdomains); requests without Origin pass")
@@ -186,6 +186,8 @@ func newStdio() *cobra.Command {
 		},
 	}
 	f.register(cmd)
+	f.registerHeartbeat(cmd.Flags())
+	guidePermission(cmd.Flags())
 	return cmd
 }
 
@@ -196,7 +198,7 @@ func newDemo() *cobra.Command {
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Write the deterministic demo dataset into a new SQLite database",
+		Short: "Write the deterministic demo dataset into a new SQLite file, an empty PostgreSQL database or a Parse Server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if path, err := sqlitePath(out); err == nil {
@@ -256,8 +258,14 @@ func newCall() *cobra.Command {
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "call TOOL",
-		Short: "Run one tool against a store and print its JSON result (exit 2 when the tool fails)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Run one tool against a store and print its JSON result (exit 1 when the tool fails)",
+		Long: `Run one tool against a store, as the agent the flags describe, and print
+its JSON result on stdout.
+
+Exit status: 0 the tool succeeded; 1 the tool answered with an error (its
+result, with error_code, is printed on stdout) or the call could not be
+made (an unknown tool or flag, bad --args, no store: a message on stderr).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, pos []string) error {
 			log, err := f.logger()
 			if err != nil {
@@ -281,12 +289,13 @@ func newCall() *cobra.Command {
 				return err
 			}
 			if isErr {
-				return &exitError{code: 2}
+				return &exitError{code: 1}
 			}
 			return nil
 		},
 	}
 	f.register(cmd)
+	guidePermission(cmd.Flags())
 	cmd.Flags().StringVar(&args, "args", "{}", "tool arguments as a JSON object")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "approve a destructive change without asking (otherwise asked on the terminal; refused when there is none)")
 	return cmd
@@ -329,7 +338,7 @@ func newVersion() *cobra.Command {
 			}
 			// What tools/list shows a read-only agent under the current
 			// gates, and how many tools are built in at all.
-			shown := len(tools.NewRegistry().Allowed(agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), agent.GatesFromEnv(), ""))
+			shown := len(tools.NewRegistry().Allowed(agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}), gatesFromEnv(), ""))
 			fmt.Fprintf(cmd.OutOrStdout(), "parsemcp %s (%s, MCP Go SDK %s, %d tools in tools/list for a read-only agent, %d built in)\n", mcpserver.Version, runtime.Version(), sdk, shown, len(tools.Builtin()))
 		},
 	}

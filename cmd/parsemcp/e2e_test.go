@@ -63,9 +63,16 @@ func TestMain(m *testing.M) {
 // run runs the binary and returns stdout, stderr and the exit code.
 func run(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runIn(t, "", env, args...)
+}
+
+// runIn is run in the directory dir ("": this one).
+func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -166,8 +173,10 @@ func TestCallCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || out["count"] != 3.0 || out["class_name"] != "Ticket" {
 		t.Fatalf("output %q (%v)", stdout, err)
 	}
+	// A tool error exits 1 as the reference guide's tool task does, its
+	// result on stdout.
 	stdout, _, code = run(t, nil, "call", "get_object", "--store", "sqlite:"+db, "--args", `{"class_name":"Ticket","object_id":"nope000000"}`)
-	if code != 2 || !strings.Contains(stdout, `"error_code": "not_found"`) {
+	if code != 1 || !strings.Contains(stdout, `"error_code": "not_found"`) {
 		t.Fatalf("tool error: exit %d, %s", code, stdout)
 	}
 	_, stderr, code = run(t, nil, "call", "no_such_tool", "--store", "sqlite:"+db)
@@ -185,6 +194,9 @@ func TestCallCommand(t *testing.T) {
 	_, stderr, code = run(t, nil, "call", "count_objects", "--store", "mysql://x")
 	if code != 1 || !strings.Contains(stderr, "unknown store") {
 		t.Fatalf("bad store: exit %d, %s", code, stderr)
+	}
+	if stdout, _, code := run(t, nil, "call", "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 the tool succeeded; 1 the tool answered with an error") {
+		t.Fatalf("call --help does not tell the exit status: %s", stdout)
 	}
 }
 

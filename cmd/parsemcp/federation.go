@@ -35,16 +35,21 @@ type fedFlags struct {
 }
 
 func (f *fedFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.mode, "federation", os.Getenv("PARSEMCP_FEDERATION"), "merge remote agents' tools over MQTT v5: \"embedded\" (a broker in this process, on --federation-broker-addr) or a broker URL mqtt://HOST:PORT (docs/FEDERATION.md); env PARSEMCP_FEDERATION")
+	fl.StringVar(&f.mode, "federation", "", "merge remote agents' tools over MQTT v5: \"embedded\" (a broker in this process, on --federation-broker-addr) or a broker URL mqtt://HOST:PORT (docs/FEDERATION.md); env PARSEMCP_FEDERATION")
 	fl.StringVar(&f.embeddedAddr, "federation-broker-addr", broker.DefaultAddr, "listen address of the embedded MQTT broker (loopback only)")
 	fl.StringVar(&f.platform, "federation-platform", "parsemcp", "platform id: the topic level that separates this server's agents from others' on a shared broker")
 	fl.StringVar(&f.prefix, "federation-prefix", federation.DefaultPrefix, "first level of the federation topics")
 	fl.StringVar(&f.clientID, "federation-client-id", "", "MQTT client id of the platform (default: random)")
-	fl.StringVar(&f.username, "federation-username", os.Getenv("PARSEMCP_FEDERATION_USERNAME"), "MQTT user name of the platform (password: env PARSEMCP_FEDERATION_PASSWORD)")
+	fl.StringVar(&f.username, "federation-username", "", "MQTT user name of the platform (password: env PARSEMCP_FEDERATION_PASSWORD); env PARSEMCP_FEDERATION_USERNAME")
 	fl.DurationVar(&f.callTimeout, "federation-timeout", 30*time.Second, "time limit of a proxied tool call (--timeout NAME=… overrides one tool)")
 	fl.DurationVar(&f.subTTL, "federation-subscription-ttl", federation.DefaultSubscriptionTTL, "how long an unused response subscription is kept (each use extends it)")
 	fl.IntVar(&f.maxSubs, "federation-max-subscriptions", federation.DefaultMaxSubscriptions, "response subscriptions held at once (least recently used dropped first)")
-	fl.StringVar(&f.tokens, "tokens", os.Getenv("PARSEMCP_TOKENS"), "require personal access tokens over HTTP (parsemcp token create): \"store\" (kept in the store) or a file path (for a read-only store); env PARSEMCP_TOKENS")
+}
+
+// registerTokens adds --tokens: serve's alone, since tokens are checked
+// on HTTP requests only.
+func (f *fedFlags) registerTokens(fl *pflag.FlagSet) {
+	fl.StringVar(&f.tokens, "tokens", "", "require personal access tokens over HTTP (parsemcp token create): \"store\" (kept in the store) or a file path (for a read-only store); env PARSEMCP_TOKENS")
 }
 
 // start connects the federation (and starts the embedded broker) into

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/llm"
 	"github.com/parsemcp/parsemcp/policy"
 )
@@ -51,11 +52,12 @@ type llmFlags struct {
 
 func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	fl := cmd.Flags()
-	fl.StringVar(&l.cfg.Provider, "provider", os.Getenv(llm.EnvProvider), "LLM provider: openai (also any OpenAI-compatible server given by --base-url: llama.cpp, Ollama, vLLM, LM Studio), anthropic, or lmstudio/ollama/vllm/llamacpp (OpenAI-compatible at its usual local address); default anthropic for claude-* models, else openai; env "+llm.EnvProvider)
-	fl.StringVar(&l.cfg.Model, "model", os.Getenv(llm.EnvModel), "model name (default gpt-4o-mini for OpenAI, claude-haiku-4-5 for Anthropic); env "+llm.EnvModel)
-	fl.StringVar(&l.cfg.BaseURL, "base-url", os.Getenv(llm.EnvBaseURL), "the API's base URL, e.g. http://localhost:11434/v1 for Ollama; env "+llm.EnvBaseURL)
-	fl.StringVar(&l.cfg.APIKey, "api-key", "", "the provider's API key (not needed by local servers); env "+llm.EnvAPIKey+", else OPENAI_API_KEY / ANTHROPIC_API_KEY; never logged")
-	fl.DurationVar(&l.cfg.Timeout, "model-timeout", llm.DefaultTimeout, "time limit of one model request; env "+llm.EnvTimeout)
+	l.cfg.Timeout = llm.DefaultTimeout
+	fl.StringVar(&l.cfg.Provider, "provider", "", "LLM provider: openai (also any OpenAI-compatible server given by --base-url: llama.cpp, Ollama, vLLM, LM Studio), anthropic, or lmstudio/ollama/vllm/llamacpp (OpenAI-compatible at its usual local address); default anthropic for claude-* models, else openai; env "+llm.EnvProvider+" (or LLM_PROVIDER)")
+	fl.StringVar(&l.cfg.Model, "model", "", "model name (default gpt-4o-mini for OpenAI, claude-haiku-4-5 for Anthropic); env "+llm.EnvModel+" (or LLM_MODEL)")
+	fl.StringVar(&l.cfg.BaseURL, "base-url", "", "the API's base URL, e.g. http://localhost:11434/v1 for Ollama; env "+llm.EnvBaseURL+" (or LLM_BASE_URL)")
+	fl.StringVar(&l.cfg.APIKey, "api-key", "", "the provider's API key (not needed by local servers); env "+llm.EnvAPIKey+" (or LLM_API_KEY), else OPENAI_API_KEY / ANTHROPIC_API_KEY; never logged")
+	fl.Var(durationValue{&l.cfg.Timeout}, "model-timeout", "time limit of one model request (a duration, or seconds); env "+llm.EnvTimeout)
 	fl.Int64Var(&l.cfg.MaxTokens, "max-tokens", 0, "output token limit of one model turn (default: Anthropic 4096, OpenAI the server's); env "+llm.EnvMaxTokens)
 	fl.IntVar(&l.cfg.MaxRetries, "max-retries", llm.DefaultMaxRetries, "retries of a failed model request (connection errors, 408, 409, 429, 5xx; Retry-After is honoured); 0: none")
 	fl.IntVar(&l.maxIterations, "max-iterations", llm.DefaultMaxIterations, "model turns allowed for one question before it stops with reason max_iterations; env "+llm.EnvMaxIterations)
@@ -63,13 +65,29 @@ func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	fl.StringSliceVar(&l.prices, "price", nil, "model price in USD per million input/output tokens, MODEL=IN/OUT (repeatable; adds to or overrides the built-in table); env "+llm.EnvPrices)
 	fl.StringVar(&l.system, "system", "", "system prompt (default: parsemcp's, plus the server's instructions)")
 	fl.BoolVar(&l.stream, "stream", stream, "stream the model's text as it is written")
-	fl.StringVar(&l.server, "server", os.Getenv(EnvServer), "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp; with --store or --demo the store is served in this process instead; with neither, the local `parsemcp serve` (at PARSEMCP_ADDR, default "+DefaultAddr+"); env "+EnvServer)
+	fl.StringVar(&l.server, "server", "", "a running parsemcp server's MCP endpoint, e.g. http://127.0.0.1:8787/mcp; with --store or --demo the store is served in this process instead; with neither, the local `parsemcp serve` (at PARSEMCP_ADDR, default "+DefaultAddr+"); env "+EnvServer)
 	fl.StringVar(&l.serverKey, "server-key", "", "bearer key for --server (with a policy, it selects the agent profile); env "+EnvServerKey)
 	fl.StringVar(&l.serverCommand, "server-command", "", "start an MCP server and talk to it over stdio, e.g. \"parsemcp stdio --demo\" (split at spaces)")
 	fl.StringVar(&l.serverLog, "server-log", "", "append --server-command's stderr (its log) to this file, or \"-\" for this command's stderr (default: kept out of the output, its last lines shown if it fails to start)")
+	// The variables of these flags (applyEnv reads no others); the
+	// reference guide's LLM_* names are weaker aliases. PARSEMCP_LLM_PRICES
+	// adds to --price rather than standing in for it (pricing).
+	for _, v := range []struct{ flag, env, guide string }{
+		{"provider", llm.EnvProvider, "LLM_PROVIDER"}, {"model", llm.EnvModel, "LLM_MODEL"},
+		{"base-url", llm.EnvBaseURL, "LLM_BASE_URL"}, {"api-key", llm.EnvAPIKey, "LLM_API_KEY"},
+		{"model-timeout", llm.EnvTimeout, ""}, {"max-tokens", llm.EnvMaxTokens, ""},
+		{"max-iterations", llm.EnvMaxIterations, ""}, {"compact-at", llm.EnvCompactAt, ""},
+		{"server", EnvServer, ""}, {"server-key", EnvServerKey, ""},
+	} {
+		flagconfig.Env(fl, v.flag, v.env)
+		if v.guide != "" {
+			flagconfig.Alias(fl, v.flag, v.guide)
+		}
+	}
 	before := map[string]bool{}
 	fl.VisitAll(func(f *pflag.Flag) { before[f.Name] = true })
 	l.store.register(cmd)
+	guidePermission(fl)
 	l.storeNames = map[string]bool{}
 	fl.VisitAll(func(f *pflag.Flag) {
 		if !before[f.Name] {
@@ -78,45 +96,32 @@ func (l *llmFlags) register(cmd *cobra.Command, stream bool, compactAt int64) {
 	})
 }
 
-// resolve reads what the environment adds to the flags and checks them.
+// durationValue is a duration flag that also takes a number of seconds
+// (llm.ParseDuration).
+type durationValue struct{ d *time.Duration }
+
+func (v durationValue) Set(s string) error {
+	d, err := llm.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*v.d = d
+	return nil
+}
+func (v durationValue) String() string { return v.d.String() }
+func (v durationValue) Type() string   { return "duration" }
+
+// resolve sets the flags from the environment and checks them.
 func (l *llmFlags) resolve(cmd *cobra.Command) error {
-	fl := cmd.Flags()
-	if l.cfg.APIKey == "" {
-		l.cfg.APIKey = os.Getenv(llm.EnvAPIKey)
-	}
-	if l.serverKey == "" {
-		l.serverKey = os.Getenv(EnvServerKey)
-	}
-	if v := os.Getenv(llm.EnvTimeout); v != "" && !fl.Changed("model-timeout") {
-		d, err := llm.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", llm.EnvTimeout, err)
-		}
-		l.cfg.Timeout = d
-	}
-	if v := os.Getenv(llm.EnvMaxTokens); v != "" && !fl.Changed("max-tokens") {
-		n, err := llm.EnvInt(llm.EnvMaxTokens, 0)
-		if err != nil {
-			return err
-		}
-		l.cfg.MaxTokens = int64(n)
-	}
-	if !fl.Changed("max-iterations") {
-		n, err := llm.EnvInt(llm.EnvMaxIterations, l.maxIterations)
-		if err != nil {
-			return err
-		}
-		l.maxIterations = n
-	}
-	if !fl.Changed("compact-at") {
-		n, err := llm.EnvInt(llm.EnvCompactAt, int(l.compactAt))
-		if err != nil {
-			return err
-		}
-		l.compactAt = int64(n)
+	src, err := applyEnv(cmd)
+	if err != nil {
+		return err
 	}
 	if l.maxIterations < 1 {
 		return fmt.Errorf("--max-iterations must be at least 1")
+	}
+	if l.cfg.MaxTokens < 0 || l.compactAt < 0 {
+		return fmt.Errorf("--max-tokens and --compact-at take a number of tokens, not %d and %d", l.cfg.MaxTokens, l.compactAt)
 	}
 	if l.cfg.MaxRetries == 0 {
 		l.cfg.MaxRetries = -1 // llm.Config: 0 is the default, negative none
@@ -127,9 +132,11 @@ func (l *llmFlags) resolve(cmd *cobra.Command) error {
 	if l.serverLog != "" && l.serverCommand == "" {
 		return fmt.Errorf("--server-log is where --server-command's log goes; there is no --server-command")
 	}
+	// The store flags given on the command line; those the environment
+	// sets configure an in-process server only when one is served.
 	var local []string
-	fl.Visit(func(f *pflag.Flag) {
-		if l.storeNames[f.Name] {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if l.storeNames[f.Name] && src[f.Name].Kind == flagconfig.FromFlag {
 			local = append(local, "--"+f.Name)
 		}
 	})

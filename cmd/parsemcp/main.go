@@ -20,6 +20,11 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var err error
+	if dotEnv, err = loadDotEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "parsemcp:", err)
+		os.Exit(1)
+	}
 	if err := newRoot().ExecuteContext(ctx); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {

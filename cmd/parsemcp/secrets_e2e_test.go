@@ -118,7 +118,11 @@ func TestConfigMasksEverySecret(t *testing.T) {
 					continue
 				}
 				line, _, _ := strings.Cut(stdout[i+1:], "\n")
-				if !strings.Contains(line, flagconfig.Mask) || !strings.HasSuffix(line, "# "+source) {
+				want := source
+				if source == "env" { // the source names the variable
+					want = "env " + flagconfig.EnvName(EnvPrefix, name)
+				}
+				if !strings.Contains(line, flagconfig.Mask) || !strings.HasSuffix(line, "# "+want) {
 					t.Errorf("config line %q: want the value masked, from %s", line, source)
 				}
 			}

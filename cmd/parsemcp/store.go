@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
@@ -75,11 +76,11 @@ type storeFlags struct {
 
 func (f *storeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.store, "store", os.Getenv("PARSEMCP_STORE"), "store to serve: sqlite:PATH (or a .sqlite/.db path), postgres://USER@HOST:PORT/DB, or a running Parse Server as parse+https://APP_ID@HOST/parse (keys: --parse-master-key or PARSEMCP_PARSE_MASTER_KEY, …; docs/PARSE_SERVER.md); env PARSEMCP_STORE")
+	fl.StringVar(&f.store, "store", "", "store to serve: sqlite:PATH (or a .sqlite/.db path), postgres://USER@HOST:PORT/DB, or a running Parse Server as parse+https://APP_ID@HOST/parse (keys: --parse-master-key or PARSEMCP_PARSE_MASTER_KEY, …; docs/PARSE_SERVER.md); env PARSEMCP_STORE")
 	registerParseKeys(fl)
 	fl.BoolVar(&f.demo, "demo", false, "serve the demo dataset (created in a cached SQLite file when --store is not given)")
 	fl.IntVar(&f.demoRows, "demo-rows", 10000, "size of the demo dataset created by --demo")
-	fl.StringVar(&f.permission, "permission", "readonly", "agent permission tier: readonly, write or admin")
+	fl.StringVar(&f.permission, "permission", "readonly", "agent permission tier: readonly, write or admin; env PARSEMCP_PERMISSION")
 	fl.StringVar(&f.asUser, "as-user", "", "act as this _User objectId (ACL and CLP apply) instead of the master key")
 	fl.StringSliceVar(&f.asRoles, "as-role", nil, "role names held (with --as-user, or alone to act as a role)")
 	fl.BoolVar(&f.anonymous, "anonymous", false, "act as an anonymous caller (public rows only)")
@@ -88,10 +89,10 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	fl.Int64Var(&f.tools.FullScanThreshold, "full-scan-threshold", tools.DefaultConfig.FullScanThreshold, "explain_query refuses plans that scan a class with more rows than this (0: never)")
 	fl.StringToStringVar(&f.timeouts, "timeout", nil, "per-tool time limits, e.g. query_class=10s,aggregate=2m (defaults: aggregate 60s, query_class 30s, count_objects 20s, …)")
 	fl.StringVar(&f.rateLimit, "rate-limit", "600/m", "tool calls per principal (user, roles or key mode), as N/s or N/m; 0 disables")
-	fl.StringVar(&f.redisURL, "redis", os.Getenv("PARSEMCP_REDIS"), "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
+	fl.StringVar(&f.redisURL, "redis", "", "share the rate limit and the live change stream (resource subscriptions) through Redis (redis://HOST:PORT/DB) across server instances; the rate limit fails closed when Redis is unreachable; env PARSEMCP_REDIS")
 	fl.StringVar(&f.redisPfx, "redis-prefix", "parsemcp", "prefix of the Redis keys and channels: instances serving the same application share one; deployments sharing a Redis use different ones")
-	fl.StringVar(&f.audit, "audit", os.Getenv("PARSEMCP_AUDIT"), "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
-	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 3.0, "USD per million tokens, for est_cost_usd in audit events")
+	fl.StringVar(&f.audit, "audit", "", "audit events: stderr, store (the master-only _AgentAudit class), or a file path (JSON lines, appended); env PARSEMCP_AUDIT")
+	fl.Float64Var(&f.costPerMT, "cost-per-mtok", 0, "USD per million tokens a model pays to read tool results: audit events carry est_cost_usd at this rate; 0 (the default): no rate, no est_cost_usd")
 	fl.IntVar(&f.budget, "response-budget", mcpserver.DefaultMaxResponseBytes/tools.BytesPerToken, "response budget in tokens (4 bytes each): listings (query_class, export_data, aggregate, get_objects, group_by, group_by_date, distinct) are cut to fit with a next_call; other results over it are refused with too_large")
 	fl.StringToIntVar(&f.budgets, "tool-response-budget", nil, "per-tool response budgets in tokens, e.g. export_data=16000,query_class=2000")
 	fl.IntVar(&f.maxBytes, "max-response-bytes", 0, "the response budget in bytes (overrides --response-budget)")
@@ -101,14 +102,72 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 	var hidePlans bool
 	fl.BoolVar(&hidePlans, "hide-plans", false, "")
 	_ = fl.MarkDeprecated("hide-plans", "plans are hidden unless --expose-explain")
-	fl.StringVar(&f.policy, "policy", os.Getenv("PARSEMCP_POLICY"), "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
-	fl.StringVar(&f.agentName, "agent", os.Getenv("PARSEMCP_AGENT"), "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
+	fl.StringVar(&f.policy, "policy", "", "policy file (YAML: agent profiles, class metadata, declared methods; docs/POLICY.md), or \"demo\" for the demo's policy; env PARSEMCP_POLICY")
+	fl.StringVar(&f.agentName, "agent", "", "policy profile for requests without a bearer token (stdio, call); env PARSEMCP_AGENT")
 	fl.DurationVar(&f.approvalTimeout, "approval-timeout", mcpserver.DefaultApprovalTimeout, "how long a destructive change waits for a person's approval (elicitation) before it is refused")
 	fl.BoolVar(&f.noApproval, "no-approval", false, "run destructive changes (delete_object, delete_class, destructive methods) without asking a person: for unattended pipelines only")
 	fl.DurationVar(&f.liveDebounce, "live-debounce", subscribe.DefaultWindow, "resource subscriptions: at most one notifications/resources/updated per session and resource in this window")
 	fl.IntVar(&f.dbMaxConns, "db-max-conns", 0, "database connections at most (default: PostgreSQL 20, or the URL's pool_max_conns; SQLite 16); must stay above --max-inflight so one agent's slow queries cannot take every connection")
-	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
+	registerGates(fl, &f.tools.Gates)
 	f.fed.register(fl)
+	// What ask and chat read from the environment besides their own
+	// (applyEnv): the variables these flags have always had.
+	for _, name := range []string{"store", "redis", "audit", "policy", "agent", "permission", "federation", "federation-username"} {
+		flagconfig.Env(fl, name, flagconfig.EnvName(EnvPrefix, name))
+	}
+}
+
+// registerHeartbeat adds --heartbeat to the commands whose clients may
+// send a progress token (serve, stdio); call, ask and chat never do.
+func (f *storeFlags) registerHeartbeat(fl *pflag.FlagSet) {
+	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
+}
+
+// guidePermission lets MCP_AGENT_PERMISSIONS, the reference guide's name,
+// set --permission of the commands that serve one local client (stdio,
+// call, ask, chat; PARSEMCP_PERMISSION wins). serve's tier stays the
+// operator's alone.
+func guidePermission(fl *pflag.FlagSet) {
+	flagconfig.Alias(fl, "permission", "MCP_AGENT_PERMISSIONS")
+	fl.Lookup("permission").Usage += " (or MCP_AGENT_PERMISSIONS)"
+}
+
+// registerGates adds the operator's write gates as flags: their variables
+// are PARSEMCP_ALLOW_*, else the reference guide's PARSE_AGENT_ALLOW_*.
+// A gate opens on 1, true, yes or on (any case); any other value leaves
+// it closed.
+func registerGates(fl *pflag.FlagSet, g *agent.Gates) {
+	for _, gate := range []struct {
+		name, env, guide, usage string
+		on                      *bool
+	}{
+		{"allow-write-tools", agent.EnvAllowWriteTools, "PARSE_AGENT_ALLOW_WRITE_TOOLS", "open writes: declared methods of permission write, and with --allow-raw-crud create/update/delete_object", &g.WriteTools},
+		{"allow-schema-ops", agent.EnvAllowSchemaOps, "PARSE_AGENT_ALLOW_SCHEMA_OPS", "open schema operations: declared methods of permission admin, and with --allow-raw-schema create/delete_class", &g.SchemaOps},
+		{"allow-raw-crud", agent.EnvAllowRawCRUD, "PARSE_AGENT_ALLOW_RAW_CRUD", "open create/update/delete_object (with --allow-write-tools)", &g.RawCRUD},
+		{"allow-raw-schema", agent.EnvAllowRawSchema, "PARSE_AGENT_ALLOW_RAW_SCHEMA", "open create/delete_class (with --allow-schema-ops)", &g.RawSchema},
+	} {
+		fl.Var(gateValue{gate.on}, gate.name, gate.usage+"; env "+gate.env+" (or "+gate.guide+")")
+		fl.Lookup(gate.name).NoOptDefVal = "true"
+		flagconfig.Env(fl, gate.name, gate.env)
+		flagconfig.Alias(fl, gate.name, gate.guide)
+	}
+}
+
+// gateValue is a write gate's flag value (agent.GateOpen).
+type gateValue struct{ on *bool }
+
+func (g gateValue) Set(v string) error { *g.on = agent.GateOpen(v); return nil }
+func (g gateValue) String() string     { return strconv.FormatBool(*g.on) }
+func (g gateValue) Type() string       { return "bool" }
+
+// gatesFromEnv reads the write gates from the environment alone (the
+// version command, which has no store flags).
+func gatesFromEnv() agent.Gates {
+	var g agent.Gates
+	fs := pflag.NewFlagSet("gates", pflag.ContinueOnError)
+	registerGates(fs, &g)
+	_, _ = flagconfig.Apply(fs, flagconfig.Options{DotEnv: dotEnv}) // a gate takes any value
+	return g
 }
 
 // loadPolicy reads --policy ("demo" is the built-in demo policy) and checks
@@ -486,7 +545,6 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		factory = f.tokenFactory(ts, factory, st, log)
 		log.Info("personal access tokens required over HTTP", "tokens", f.fed.tokens)
 	}
-	f.tools.Gates = agent.GatesFromEnv()
 	if g := f.tools.Gates; g != (agent.Gates{}) {
 		log.Warn("write gates open", agent.EnvAllowWriteTools, g.WriteTools, agent.EnvAllowSchemaOps, g.SchemaOps, agent.EnvAllowRawCRUD, g.RawCRUD, agent.EnvAllowRawSchema, g.RawSchema)
 	}

@@ -116,6 +116,12 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // skipped, except in CI.
 func startTmux(t *testing.T, command string, args ...string) *tmuxPane {
 	t.Helper()
+	return startTmuxEnv(t, nil, command, args...)
+}
+
+// startTmuxEnv is startTmux with more environment variables.
+func startTmuxEnv(t *testing.T, env []string, command string, args ...string) *tmuxPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is required in CI (.ci/run installs it)")
@@ -124,7 +130,7 @@ func startTmux(t *testing.T, command string, args ...string) *tmuxPane {
 	}
 	p := &tmuxPane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock"), target: command}
 	var cmd []string
-	for _, e := range llmEnv(t) {
+	for _, e := range append(llmEnv(t), env...) {
 		cmd = append(cmd, shellQuote(e))
 	}
 	cmd = append(cmd, "TERM=xterm", shellQuote(binary), command)
@@ -143,4 +149,10 @@ func startTmux(t *testing.T, command string, args ...string) *tmuxPane {
 func startChat(t *testing.T, args ...string) *tmuxPane {
 	t.Helper()
 	return startTmux(t, "chat", args...)
+}
+
+// startChatEnv is startChat with more environment variables.
+func startChatEnv(t *testing.T, env []string, args ...string) *tmuxPane {
+	t.Helper()
+	return startTmuxEnv(t, env, "chat", args...)
 }

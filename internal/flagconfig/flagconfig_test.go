@@ -68,13 +68,13 @@ verbose: true
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.addr != "127.0.0.1:1" || src["addr"] != flagconfig.FromFlag {
+	if f.addr != "127.0.0.1:1" || src["addr"].Kind != flagconfig.FromFlag {
 		t.Errorf("addr = %q from %s, want the flag's", f.addr, src["addr"])
 	}
-	if f.inflight != 7 || src["max-inflight"] != flagconfig.FromEnv {
+	if f.inflight != 7 || src["max-inflight"] != (flagconfig.Source{Kind: flagconfig.FromEnv, Var: "PARSEMCP_MAX_INFLIGHT"}) {
 		t.Errorf("max-inflight = %d from %s, want the environment's 7", f.inflight, src["max-inflight"])
 	}
-	if f.wait != 3*time.Second || src["admission-wait"] != flagconfig.FromFile {
+	if f.wait != 3*time.Second || src["admission-wait"].Kind != flagconfig.FromFile {
 		t.Errorf("admission-wait = %s from %s, want the file's 3s", f.wait, src["admission-wait"])
 	}
 	if strings.Join(f.origins, ",") != "a.example,b.example" {
@@ -86,7 +86,7 @@ verbose: true
 	if !f.verbose {
 		t.Error("verbose not set from the file")
 	}
-	if f.store != "" || src["store"] != flagconfig.FromDefault {
+	if f.store != "" || src["store"].Kind != flagconfig.FromDefault {
 		t.Errorf("store = %q from %s, want the default", f.store, src["store"])
 	}
 }
@@ -153,7 +153,7 @@ func TestPrintMasksSecretsAndRoundTrips(t *testing.T) {
 			t.Errorf("printed configuration shows %q:\n%s", secret, out)
 		}
 	}
-	for _, want := range []string{"api-key: '" + flagconfig.Mask + "' # env", "postgres://app:", "@db:5432/parse", "sslmode=disable", "max-inflight: 4 # default"} {
+	for _, want := range []string{"api-key: '" + flagconfig.Mask + "' # env PARSEMCP_API_KEY", "postgres://app:", "@db:5432/parse", "sslmode=disable", "max-inflight: 4 # default"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("printed configuration lacks %q:\n%s", want, out)
 		}

@@ -113,9 +113,9 @@ func Print(w io.Writer, fs *pflag.FlagSet, src Sources, skip ...string) error {
 			}
 		}
 		if val.Kind == yamlv3.ScalarNode {
-			key.LineComment = string(src[f.Name])
+			key.LineComment = src[f.Name].String()
 		} else {
-			val.Style, val.LineComment = yamlv3.FlowStyle, string(src[f.Name])
+			val.Style, val.LineComment = yamlv3.FlowStyle, src[f.Name].String()
 		}
 		doc.Content = append(doc.Content, key, val)
 	})
