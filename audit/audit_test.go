@@ -20,6 +20,8 @@ var sample = audit.Event{
 	ArgKeys: []string{"class_name", "where"}, AgentID: "agent-1", Profile: "people", TenantID: "acme", AuthType: "user", Permission: "readonly",
 	CorrelationID: "corr-1", RequestID: "req-1", ClientAddr: "203.0.113.7", TraceID: "trace-1", Success: false, ErrorCode: "permission_denied", DenialKind: "clp",
 	DurationMS: 12.5, ResultBytes: 4000,
+	SessionID: "sess-1", ConversationID: "conv-1", AgentDepth: 1, ParentAgentID: "agent-0",
+	ClassesOnly: []string{"Project", "Ticket"}, ToolsExcept: []string{"export_data"}, Filters: map[string][]string{"Ticket": {"status"}},
 }
 
 // The estimate is a quarter token per result byte, priced per million
@@ -61,6 +63,8 @@ func TestJSONSink(t *testing.T) {
 		"correlation_id": "corr-1", "request_id": "req-1", "client_addr": "203.0.113.7", "trace_id": "trace-1",
 		"success": false, "error_code": "permission_denied", "denial_kind": "clp", "duration_ms": 12.5,
 		"result_bytes": float64(4000), "est_input_tokens": float64(1000), "est_cost_usd": 0.0025,
+		"session_id": "sess-1", "conversation_id": "conv-1", "agent_depth": 1.0, "parent_agent_id": "agent-0",
+		"classes_only": []any{"Project", "Ticket"}, "tools_except": []any{"export_data"}, "filters": map[string]any{"Ticket": []any{"status"}},
 	}
 	if d := cmp.Diff(want, line); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
@@ -100,6 +104,8 @@ func TestStoreSinkWrites(t *testing.T) {
 		"createdAt": "2026-11-25T12:00:00.000Z", "tool": "query_class", "argsKeys": []any{"class_name", "where"},
 		"agentId": "agent-1", "agentProfile": "people", "tenantId": "acme", "requestId": "req-1", "clientAddr": "203.0.113.7", "traceId": "trace-1", "authType": "user", "permission": "readonly", "durationMs": 12.5,
 		"resultBytes": float64(4000), "estInputTokens": float64(0), "ACL": map[string]any{},
+		"sessionId": "sess-1", "conversationId": "conv-1", "agentDepth": 1.0, "parentAgentId": "agent-0",
+		"classesOnly": []any{"Project", "Ticket"}, "toolsExcept": []any{"export_data"}, "filters": map[string]any{"Ticket": []any{"status"}},
 	}
 	failed := parse.Object{"success": false, "correlationId": "corr-1", "errorCode": "permission_denied", "denialKind": "clp"}
 	succeeded := parse.Object{"success": true}

@@ -49,6 +49,9 @@ func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*Store
 		"traceId": parse.TypeString, "agentProfile": parse.TypeString, "tenantId": parse.TypeString, "success": parse.TypeBoolean,
 		"errorCode": parse.TypeString, "denialKind": parse.TypeString, "durationMs": parse.TypeNumber,
 		"resultBytes": parse.TypeNumber, "estInputTokens": parse.TypeNumber, "estCostUsd": parse.TypeNumber,
+		"sessionId": parse.TypeString, "conversationId": parse.TypeString, "agentDepth": parse.TypeNumber, "parentAgentId": parse.TypeString,
+		"classesOnly": parse.TypeArray, "classesExcept": parse.TypeArray, "toolsOnly": parse.TypeArray, "toolsExcept": parse.TypeArray,
+		"methodsOnly": parse.TypeArray, "methodsExcept": parse.TypeArray, "filters": parse.TypeObject,
 	} {
 		sch.Fields[name] = parse.Field{Type: t}
 	}
@@ -200,7 +203,7 @@ func object(e Event) parse.Object {
 	o := parse.Object{
 		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": keys, "agentId": e.AgentID, "authType": e.AuthType,
 		"permission": e.Permission, "success": e.Success, "durationMs": e.DurationMS, "resultBytes": float64(e.ResultBytes),
-		"estInputTokens": float64(e.EstInputTokens), "ACL": map[string]any{}, // master key only
+		"estInputTokens": float64(e.EstInputTokens), "agentDepth": float64(e.AgentDepth), "ACL": map[string]any{}, // master key only
 	}
 	if e.EstCostUSD != nil {
 		o["estCostUsd"] = *e.EstCostUSD
@@ -208,10 +211,34 @@ func object(e Event) parse.Object {
 	for k, v := range map[string]string{
 		"correlationId": e.CorrelationID, "requestId": e.RequestID, "clientAddr": e.ClientAddr, "traceId": e.TraceID,
 		"agentProfile": e.Profile, "tenantId": e.TenantID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind,
+		"sessionId": e.SessionID, "conversationId": e.ConversationID, "parentAgentId": e.ParentAgentID,
 	} {
 		if v != "" {
 			o[k] = v
 		}
+	}
+	for k, list := range map[string][]string{
+		"classesOnly": e.ClassesOnly, "classesExcept": e.ClassesExcept, "toolsOnly": e.ToolsOnly,
+		"toolsExcept": e.ToolsExcept, "methodsOnly": e.MethodsOnly, "methodsExcept": e.MethodsExcept,
+	} {
+		if list != nil {
+			a := make([]any, len(list))
+			for i, v := range list {
+				a[i] = v
+			}
+			o[k] = a
+		}
+	}
+	if e.Filters != nil {
+		f := make(map[string]any, len(e.Filters))
+		for class, fields := range e.Filters {
+			a := make([]any, len(fields))
+			for i, v := range fields {
+				a[i] = v
+			}
+			f[class] = a
+		}
+		o["filters"] = f
 	}
 	return o
 }

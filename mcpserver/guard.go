@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"time"
 
@@ -131,7 +132,14 @@ func recordCall(ctx context.Context, sink audit.Sink, usdPerMTok float64, inv *I
 		AgentID: inv.Agent.ID, Profile: inv.Agent.Policy.Name, TenantID: inv.Agent.Policy.TenantID, AuthType: string(inv.Agent.Identity.Mode), Permission: inv.Agent.Permission.String(),
 		CorrelationID: cmp.Or(inv.Agent.CorrelationID, reqlog.CorrelationID(ctx)), RequestID: reqlog.RequestID(ctx), ClientAddr: reqlog.ClientAddr(ctx), TraceID: reqlog.TraceID(ctx), Success: err == nil,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+		SessionID:  inv.session, ConversationID: inv.conversation,
 	}
+	e.AgentDepth, e.ParentAgentID = inv.Agent.Lineage()
+	pol := inv.Agent.Policy
+	e.ClassesOnly, e.ClassesExcept = sortedList(pol.Classes.Only), sortedList(pol.Classes.Except)
+	e.ToolsOnly, e.ToolsExcept = sortedList(pol.Tools.Only), sortedList(pol.Tools.Except)
+	e.MethodsOnly, e.MethodsExcept = sortedList(pol.Methods.Only), sortedList(pol.Methods.Except)
+	e.Filters = pol.FilterFields()
 	if raw, ok := data.(json.RawMessage); ok {
 		e.ResultBytes = len(raw)
 	}
@@ -150,6 +158,16 @@ func recordCall(ctx context.Context, sink audit.Sink, usdPerMTok float64, inv *I
 	}
 	e.Estimate(usdPerMTok)
 	sink.Record(ctx, e)
+}
+
+// sortedList is a sorted copy of list (nil for none).
+func sortedList(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return out
 }
 
 // argKeys lists the top-level argument names, sorted.

@@ -85,6 +85,8 @@ type Invocation struct {
 	Args  json.RawMessage
 	// approve asks the caller's user to approve a destructive call.
 	approve tools.ApproveFunc
+	// session and conversation: where the call came from (callOrigin).
+	session, conversation string
 }
 
 // route marks where the SDK routes a request to its method.
@@ -142,6 +144,7 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
 		ctx, stop := s.startProgress(ctx, req)
 		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a)}
+		inv.session, inv.conversation = callOrigin(req, req.Params)
 		ctx, span := startToolSpan(ctx, inv)
 		data, err := s.callChain(ctx, &Request{Method: "tools/call", Params: req, Call: inv})
 		code := ""

@@ -360,6 +360,7 @@ func (s *Server) auditUnknownTools(next Handler) Handler {
 		start := time.Now()
 		res, err := next(ctx, r)
 		inv := &Invocation{Tool: &tools.Tool{Name: p.Name}, Agent: agentFrom(ctx), Args: p.Arguments}
+		inv.session, inv.conversation = callOrigin(r.Params, p)
 		recordCall(reqlog.WithCorrelationID(ctx, newCorrelationID()), s.audit, s.auditCost, inv, start, nil,
 			&tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", p.Name)})
 		return res, err
