@@ -131,11 +131,6 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 	return nil
 }
 
-// TruncatedIncludeFields returns, per included pointer field, the fields
-// of the included objects the operator's join projection left out during
-// this scope's Include calls (nil when none).
-func (s *Scope) TruncatedIncludeFields() map[string][]string { return s.truncated }
-
 // SplitKeys separates top-level keys from "pointer.sub" keys, which project
 // included objects. A pointer with sub keys is kept in the top-level keys.
 func SplitKeys(keys []string) (top []string, sub map[string][]string) {

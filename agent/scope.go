@@ -315,3 +315,8 @@ func (s *Scope) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 	}
 	return c.Explain(ctx, q)
 }
+
+// TruncatedIncludeFields returns, per included pointer field, the fields
+// of the included objects the operator's join projection left out during
+// this scope's Include calls (nil when none).
+func (s *Scope) TruncatedIncludeFields() map[string][]string { return s.truncated }

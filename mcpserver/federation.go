@@ -145,17 +145,6 @@ func (s *Server) remoteTool(rt federation.RemoteTool) *tools.Tool {
 		}}
 }
 
-// lookupTool finds a tool by name: the registry's, else a remote one.
-func (s *Server) lookupTool(name string) (t *tools.Tool, remote bool, ok bool) {
-	if t, ok := s.tools.Get(name); ok {
-		return t, false, true
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t = s.remoteTools[name]
-	return t, t != nil, t != nil
-}
-
 // callerOf is who a remote call acts for: the user, or the token, or the
 // principal.
 func callerOf(ctx context.Context, a *agent.Agent) federation.Caller {
@@ -211,30 +200,6 @@ func remoteResult(raw []byte) (*mcp.CallToolResult, error) {
 		r.Content = []mcp.Content{}
 	}
 	return &r, nil
-}
-
-// callInfo is what agent.MayCall judges a call of t by agent a: the
-// tool's Info (for a remote tool, as mirrored from the catalog, which the
-// listings use too). Under a personal access token a remote tool is
-// judged as the federation holds it now (its annotations, hence its tier
-// and whether it writes, and its agent's team), so that a tool
-// re-announced since the catalog was mirrored cannot slip past the
-// token's scope; that may fetch the agent's tool list on a cache miss,
-// so calls without a token never wait for it.
-func (s *Server) callInfo(ctx context.Context, a *agent.Agent, t *tools.Tool) (agent.ToolInfo, error) {
-	info := t.Info()
-	if !info.Remote || a.Token == nil {
-		return info, nil
-	}
-	ann, e, err := s.fed.Annotations(ctx, t.Name)
-	if err != nil {
-		if errors.Is(err, federation.ErrUnknownTool) {
-			return info, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", t.Name)}
-		}
-		return info, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
-	}
-	info.ReadOnly, info.Permission, info.Team = ann.ReadOnly(), remotePermission(ann.ReadOnly()), e.Team
-	return info, nil
 }
 
 // catalog returns the tools agent a may call (agent.MayCall), as every

@@ -17,6 +17,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/audit"
+	"github.com/parsemcp/parsemcp/federation"
 	"github.com/parsemcp/parsemcp/internal/reqlog"
 	"github.com/parsemcp/parsemcp/ratelimit"
 	"github.com/parsemcp/parsemcp/tools"
@@ -211,4 +212,28 @@ func rateGuard(l ratelimit.Limiter, log *slog.Logger) func(next Handler) Handler
 			return next(ctx, r)
 		}
 	}
+}
+
+// callInfo is what agent.MayCall judges a call of t by agent a: the
+// tool's Info (for a remote tool, as mirrored from the catalog, which the
+// listings use too). Under a personal access token a remote tool is
+// judged as the federation holds it now (its annotations, hence its tier
+// and whether it writes, and its agent's team), so that a tool
+// re-announced since the catalog was mirrored cannot slip past the
+// token's scope; that may fetch the agent's tool list on a cache miss,
+// so calls without a token never wait for it.
+func (s *Server) callInfo(ctx context.Context, a *agent.Agent, t *tools.Tool) (agent.ToolInfo, error) {
+	info := t.Info()
+	if !info.Remote || a.Token == nil {
+		return info, nil
+	}
+	ann, e, err := s.fed.Annotations(ctx, t.Name)
+	if err != nil {
+		if errors.Is(err, federation.ErrUnknownTool) {
+			return info, &tools.Error{Code: tools.CodeNotFound, Message: fmt.Sprintf("unknown tool %q", t.Name)}
+		}
+		return info, &tools.Error{Code: tools.CodeUnavailable, Message: err.Error()}
+	}
+	info.ReadOnly, info.Permission, info.Team = ann.ReadOnly(), remotePermission(ann.ReadOnly()), e.Team
+	return info, nil
 }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -107,33 +106,6 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 		panic(err)
 	}
 	return h
-}
-
-// liftBody applies liftRequest to a request body (one JSON-RPC message;
-// batches and anything else pass unchanged), and returns the message's
-// method ("" when the body is not one message).
-func liftBody(body []byte) ([]byte, string) {
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return body, ""
-	}
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(body, &msg); err != nil {
-		return body, ""
-	}
-	var method string
-	if json.Unmarshal(msg["method"], &method) != nil {
-		return body, ""
-	}
-	p, changed := liftRequest(method, msg["id"], msg["params"])
-	if !changed {
-		return body, method
-	}
-	msg["params"] = p
-	out, err := json.Marshal(msg)
-	if err != nil {
-		return body, method
-	}
-	return out, method
 }
 
 // Mux returns the standalone server's routes: the MCP endpoint at /mcp,

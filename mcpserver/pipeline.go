@@ -189,3 +189,14 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 }
 
 func newCorrelationID() string { return reqlog.NewID() }
+
+// lookupTool finds a tool by name: the registry's, else a remote one.
+func (s *Server) lookupTool(name string) (t *tools.Tool, remote bool, ok bool) {
+	if t, ok := s.tools.Get(name); ok {
+		return t, false, true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t = s.remoteTools[name]
+	return t, t != nil, t != nil
+}

@@ -192,3 +192,30 @@ func (s *Server) CallToolWithApproval(ctx context.Context, name string, args jso
 	}
 	return out, res.IsError, nil
 }
+
+// liftBody applies liftRequest to a request body (one JSON-RPC message;
+// batches and anything else pass unchanged), and returns the message's
+// method ("" when the body is not one message).
+func liftBody(body []byte) ([]byte, string) {
+	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return body, ""
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return body, ""
+	}
+	var method string
+	if json.Unmarshal(msg["method"], &method) != nil {
+		return body, ""
+	}
+	p, changed := liftRequest(method, msg["id"], msg["params"])
+	if !changed {
+		return body, method
+	}
+	msg["params"] = p
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return body, method
+	}
+	return out, method
+}
