@@ -139,7 +139,12 @@ func (s *Server) trackCalls(next Handler) Handler {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		if res, ok := resolvedFrom(r.Params.GetExtra()); ok && res.conn != nil {
-			stop := context.AfterFunc(res.conn, cancel)
+			stop := context.AfterFunc(res.conn, func() {
+				if r.Method != "subscriptions/listen" { // a listener's client leaving is its normal end
+					s.metrics.abandoned.Inc()
+				}
+				cancel()
+			})
 			defer stop()
 		}
 		if r.Method == "subscriptions/listen" {

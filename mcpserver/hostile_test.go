@@ -448,6 +448,9 @@ func TestDroppedConnectionInterruptsSQLite(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	if m := scrape(t, srv); !strings.Contains(m, "\nparsemcp_running_requests 1\n") || !strings.Contains(m, "\nparsemcp_abandoned_requests_total 0\n") {
+		t.Fatalf("metrics while the count runs:\n%s", m)
+	}
 	drop()
 	for len(sink.all()) == 0 {
 		if time.Now().After(deadline) {
@@ -457,6 +460,9 @@ func TestDroppedConnectionInterruptsSQLite(t *testing.T) {
 	}
 	if e := sink.all()[0]; e.Success || e.ErrorCode != tools.CodeCancelled {
 		t.Fatalf("the dropped call ended %+v, want cancelled", e)
+	}
+	if m := scrape(t, srv); !strings.Contains(m, "\nparsemcp_abandoned_requests_total 1\n") {
+		t.Fatalf("the dropped call is not counted as abandoned:\n%s", m)
 	}
 	for st.DB().Stats().InUse != 0 {
 		if time.Now().After(deadline) {

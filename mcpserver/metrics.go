@@ -19,10 +19,19 @@ type Metrics struct {
 	errors      *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	rateLimited *prometheus.CounterVec
-	sessions    prometheus.GaugeFunc
+	// abandoned counts the requests whose client closed their connection
+	// while they ran (their work is stopped; the answer is never read).
+	abandoned prometheus.Counter
 }
 
-func newMetrics(activeSessions func() float64) *Metrics {
+// liveCounts are the server's live figures the gauges read when scraped.
+type liveCounts struct {
+	sessions  func() float64 // open MCP sessions
+	running   func() float64 // requests running for an agent (tool calls, reads, prompts, …)
+	listening func() float64 // open listening streams (GET streams and subscriptions/listen)
+}
+
+func newMetrics(live liveCounts) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -34,10 +43,13 @@ func newMetrics(activeSessions func() float64) *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"tool"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "parsemcp_rate_limited_total", Help: "Tool calls refused by the rate limiter, by tool."}, []string{"tool"}),
-		sessions: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "parsemcp_active_sessions", Help: "Open MCP sessions."}, activeSessions),
+		abandoned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "parsemcp_abandoned_requests_total", Help: "Requests whose client closed the connection while they ran (stopped, never answered)."}),
 	}
-	m.registry.MustRegister(m.calls, m.errors, m.latency, m.rateLimited, m.sessions,
+	m.registry.MustRegister(m.calls, m.errors, m.latency, m.rateLimited, m.abandoned,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "parsemcp_active_sessions", Help: "Open MCP sessions."}, live.sessions),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "parsemcp_running_requests", Help: "Requests running for an agent: tool calls, reads, prompts, completions."}, live.running),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "parsemcp_listening_streams", Help: "Open listening streams: GET event streams and subscriptions/listen requests."}, live.listening),
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }

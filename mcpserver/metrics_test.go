@@ -45,9 +45,20 @@ func TestMetrics(t *testing.T) {
 		`parsemcp_rate_limited_total{tool="count_objects"} 1`,
 		`parsemcp_tool_duration_seconds_count{tool="count_objects"} 3`,
 		`parsemcp_active_sessions 1`,
+		"\nparsemcp_running_requests 0\n",
+		"\nparsemcp_abandoned_requests_total 0\n",
+		"\nparsemcp_listening_streams ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// scrape reads srv's metrics in the Prometheus text format.
+func scrape(t *testing.T, srv *mcpserver.Server) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	srv.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
 }

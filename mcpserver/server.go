@@ -187,12 +187,16 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	s.metrics = newMetrics(func() float64 {
-		n := 0
-		for range s.mcp.Sessions() {
-			n++
-		}
-		return float64(n)
+	s.metrics = newMetrics(liveCounts{
+		sessions: func() float64 {
+			n := 0
+			for range s.mcp.Sessions() {
+				n++
+			}
+			return float64(n)
+		},
+		running:   func() float64 { return float64(s.calls.count()) },
+		listening: func() float64 { return float64(s.listening.Load()) },
 	})
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "parsemcp", Title: "Parse data over MCP", Version: Version}, &mcp.ServerOptions{
 		Instructions: "This server exposes a Parse application's data. Start with get_all_schemas (or the parse_conventions prompt), size classes with count_objects, then query_class with a where-constraint. Results respect the caller's access rights.",
