@@ -64,6 +64,13 @@ type Dialect interface {
 	InPolygon(lat, lng, polygon string) string
 	// PolygonArg converts [lat, lng] points to the polygon bind argument.
 	PolygonArg(points [][2]float64) any
+	// TextMatch is true when the text expr satisfies the $text term in
+	// language: PostgreSQL's to_tsvector(language, expr) @@
+	// to_tsquery(language, term), as Parse Server runs it (query.Text).
+	TextMatch(expr, language, term string, param func(any) string) string
+	// TextScore is the $text score of expr: ts_rank_cd(to_tsvector(…),
+	// to_tsquery(…), 32), a real number in [0, 1).
+	TextScore(expr, language, term string, param func(any) string) string
 }
 
 // Builder accumulates SQL text and bind arguments.
@@ -217,6 +224,9 @@ func (b *Builder) expr(e query.Expr) string {
 	case query.Regex:
 		col := b.column(x.Path, "")
 		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, x.Pattern, x.Flags, b.Param) + ")"
+	case query.Text:
+		col := b.D.Ident(x.Path.Field)
+		return "(" + col + " IS NOT NULL AND " + b.D.TextMatch(col, x.Language, x.Term, b.Param) + ")"
 	}
 	panic(fmt.Sprintf("query: unknown expression %T", e))
 }
