@@ -68,9 +68,6 @@ type Dialect interface {
 	// language: PostgreSQL's to_tsvector(language, expr) @@
 	// to_tsquery(language, term), as Parse Server runs it (query.Text).
 	TextMatch(expr, language, term string, param func(any) string) string
-	// TextScore is the $text score of expr: ts_rank_cd(to_tsvector(…),
-	// to_tsquery(…), 32), a real number in [0, 1).
-	TextScore(expr, language, term string, param func(any) string) string
 }
 
 // Builder accumulates SQL text and bind arguments.

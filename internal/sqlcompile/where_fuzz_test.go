@@ -74,9 +74,6 @@ func (fuzzDialect) CodePointOrder(expr string) string { return expr }
 func (fuzzDialect) TextMatch(expr, lang, term string, param func(any) string) string {
 	return "text_match(" + param(lang) + ", " + param(term) + ", " + expr + ")"
 }
-func (fuzzDialect) TextScore(expr, lang, term string, param func(any) string) string {
-	return "text_score(" + param(lang) + ", " + param(term) + ", " + expr + ")"
-}
 func (fuzzDialect) InPolygon(lat, lng, polygon string) string {
 	return "in_polygon(" + lat + ", " + lng + ", " + polygon + ")"
 }

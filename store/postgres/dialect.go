@@ -82,12 +82,6 @@ func (dialect) TextMatch(expr, lang, term string, param func(any) string) string
 	return "to_tsvector(" + l + ", " + expr + ") @@ to_tsquery(" + l + ", " + param(term) + ")"
 }
 
-// TextScore is Parse Server's $score on PostgreSQL (a float4).
-func (dialect) TextScore(expr, lang, term string, param func(any) string) string {
-	l := param(lang) + "::regconfig"
-	return "ts_rank_cd(to_tsvector(" + l + ", " + expr + "), to_tsquery(" + l + ", " + param(term) + "), 32)"
-}
-
 func (dialect) InPolygon(lat, lng, polygon string) string {
 	return polygon + "::polygon @> point(" + lng + ", " + lat + ")"
 }

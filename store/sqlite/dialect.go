@@ -177,18 +177,14 @@ func (dialect) GeoLat(col string) string { return "json_extract(" + col + ", '$.
 func (dialect) GeoLng(col string) string { return "json_extract(" + col + ", '$.longitude')" }
 func (dialect) Least(a, b string) string { return "min(" + a + ", " + b + ")" }
 
-// TextMatch and TextScore run query/textsearch, PostgreSQL's text search
-// in Go (the same code as query.Match).
+// TextMatch runs query/textsearch, PostgreSQL's text search in Go (the
+// same code as query.Match).
 func (dialect) TextMatch(expr, lang, term string, param func(any) string) string {
 	return "parsemcp_text_match(" + param(lang) + ", " + param(term) + ", " + expr + ") = 1"
 }
 
-func (dialect) TextScore(expr, lang, term string, param func(any) string) string {
-	return "parsemcp_text_score(" + param(lang) + ", " + param(term) + ", " + expr + ")"
-}
-
-// textArgs reads the arguments of parsemcp_text_match and
-// parsemcp_text_score: the parsed term and the text (ok false for NULL).
+// textArgs reads the arguments of parsemcp_text_match: the parsed term
+// and the text (ok false for NULL).
 func textArgs(args []driver.Value) (q *textsearch.Query, lang, text string, ok bool, err error) {
 	lang, _ = args[0].(string)
 	term, _ := args[1].(string)
@@ -217,13 +213,6 @@ func init() {
 			return int64(1), nil
 		}
 		return int64(0), nil
-	})
-	sqlite.MustRegisterDeterministicScalarFunction("parsemcp_text_score", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-		q, lang, text, ok, err := textArgs(args)
-		if !ok || err != nil {
-			return nil, err
-		}
-		return textsearch.Score(q.Rank(textsearch.NewVector(lang, text))), nil
 	})
 }
 
