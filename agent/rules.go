@@ -137,6 +137,8 @@ func exprPath(e query.Expr) (query.Path, bool) {
 		return x.Path, true
 	case query.Regex:
 		return x.Path, true
+	case query.Text:
+		return x.Path, true
 	case query.InQuery:
 		return x.Path, true
 	case query.ContainedBy:

@@ -87,10 +87,11 @@ A pointer fetched with include comes back as the whole object, marked "__type":"
 - Set or not:    {"dueDate":{"$exists":true}}
 - Pattern:       {"title":{"$regex":"^urgent","$options":"i"}}   (String fields; options i, m, s; anchored prefixes are cheapest)
 - Pointer:       {"project":{"__type":"Pointer","className":"Project","objectId":"aBcD123456"}}, or just the objectId "aBcD123456"
+- Full text:     {"title":{"$text":{"$search":{"$term":"slow & load"}}}}   (String fields; by stem, any case; & | ! <-> 'a phrase')
 - Array holds:   {"tags":"urgent"}   (all of several: {"tags":{"$all":["urgent","bug"]}})
 - Inside Object: {"address.city":"Paris"}   (dotted paths reach only into Object fields, not through pointers)
 - Or:            {"$or":[{"status":"open"},{"priority":{"$gte":3}}]}   ($and and $nor work the same way)
-Not supported by this server yet: $relatedTo, $inQuery, $notInQuery, $select, $dontSelect, $text and geo queries. To filter by a pointed-to object's fields, query that class first for the matching objectIds, then use {"field":{"$in":[…ids…]}}.
+Not supported by this server yet: $relatedTo, $inQuery, $notInQuery, $select, $dontSelect and geo queries. To filter by a pointed-to object's fields, query that class first for the matching objectIds, then use {"field":{"$in":[…ids…]}}.
 
 ## Shaping results
 - limit: rows per query_class call, default 100, at most 1000. When more rows match, the result's next_call holds the exact arguments of the next page (or page with skip, keeping a fixed order).

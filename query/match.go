@@ -137,6 +137,11 @@ func Matchable(e Expr) error {
 		}
 		_, err := compileRegex(x)
 		return err
+	case Text:
+		if x.Path.Type != parse.TypeString || len(x.Path.Sub) > 0 {
+			return notMatchable("$text on %s field %q", x.Path.Type, x.Path)
+		}
+		return nil
 	case InQuery:
 		if x.Key == parse.FieldObjectID {
 			return notMatchable("$inQuery/$notInQuery on %q runs another query", x.Path)
@@ -281,6 +286,9 @@ func match(e Expr, obj parse.Object) (bool, error) {
 			return false, err
 		}
 		return re.MatchString(col.s), nil
+	case Text: // textsearch: PostgreSQL's to_tsvector @@ to_tsquery
+		s, ok := obj[x.Path.Field].(string)
+		return ok && x.Query().MatchText(x.Language, s), nil
 	}
 	return false, notMatchable("unsupported constraint %T", e) // Matchable refused it already
 }

@@ -261,6 +261,19 @@ func TestMatch(t *testing.T) {
 		{`{"meta": {"$ne": {}}}`, obj{}, true},
 		{`{"meta": {"$in": [{"a": 1}, {}]}}`, obj{"meta": map[string]any{"a": 1}}, true},
 
+		// $text: PostgreSQL's english configuration (stems, stop words)
+		{`{"name": {"$text": {"$search": {"$term": "runs"}}}}`, obj{"name": "Running shoes"}, true},
+		{`{"name": {"$text": {"$search": {"$term": "RUN"}}}}`, obj{"name": "she ran"}, false},
+		{`{"name": {"$text": {"$search": {"$term": "slow & load"}}}}`, obj{"name": "is slow to load"}, true},
+		{`{"name": {"$text": {"$search": {"$term": "slow <-> load"}}}}`, obj{"name": "is slow to load"}, false},
+		{`{"name": {"$text": {"$search": {"$term": "'slow to load'"}}}}`, obj{"name": "is slow to load"}, true},
+		{`{"name": {"$text": {"$search": {"$term": "slow | crash"}}}}`, obj{"name": "it crashed"}, true},
+		{`{"name": {"$text": {"$search": {"$term": "the"}}}}`, obj{"name": "the"}, false}, // stop words only: nothing
+		{`{"name": {"$text": {"$search": {"$term": "runs", "$language": "simple"}}}}`, obj{"name": "Running shoes"}, false},
+		{`{"name": {"$text": {"$search": {"$term": "x"}}}}`, obj{}, false},
+		{`{"name": {"$text": {"$search": {"$term": "x"}}}}`, obj{"name": 5.0}, false},
+		{`{"$nor": [{"name": {"$text": {"$search": {"$term": "x"}}}}]}`, obj{}, true},
+
 		// $regex and its flags
 		{`{"name": {"$regex": "^a"}}`, obj{"name": "abc"}, true},
 		{`{"name": {"$regex": "^a"}}`, obj{"name": "Abc"}, false},

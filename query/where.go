@@ -218,7 +218,7 @@ func (p *whereParser) equality(path Path, v any, at string) (Expr, error) {
 var cmpOps = map[string]CmpOp{"$eq": OpEq, "$ne": OpNe, "$lt": OpLt, "$lte": OpLte, "$gt": OpGt, "$gte": OpGte}
 
 // operators not yet implemented are refused by name.
-var knownLater = map[string]bool{"$geoIntersects": true, "$text": true, "$elemMatch": true}
+var knownLater = map[string]bool{"$geoIntersects": true, "$elemMatch": true}
 
 func unsupportedOp(op, at string) error {
 	if knownLater[op] {
@@ -320,6 +320,12 @@ func (p *whereParser) operators(path Path, m map[string]any, at string) (Expr, e
 			out = append(out, Exists{Path: path, Exists: b})
 		case "$regex":
 			e, err := p.regex(path, v, options, oat)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		case "$text":
+			e, err := p.text(path, v, oat)
 			if err != nil {
 				return nil, err
 			}

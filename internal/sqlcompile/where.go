@@ -64,6 +64,10 @@ type Dialect interface {
 	InPolygon(lat, lng, polygon string) string
 	// PolygonArg converts [lat, lng] points to the polygon bind argument.
 	PolygonArg(points [][2]float64) any
+	// TextMatch is true when the text expr satisfies the $text term in
+	// language: PostgreSQL's to_tsvector(language, expr) @@
+	// to_tsquery(language, term), as Parse Server runs it (query.Text).
+	TextMatch(expr, language, term string, param func(any) string) string
 }
 
 // Builder accumulates SQL text and bind arguments.
@@ -217,6 +221,9 @@ func (b *Builder) expr(e query.Expr) string {
 	case query.Regex:
 		col := b.column(x.Path, "")
 		return "(" + col + " IS NOT NULL AND " + b.D.Regex(col, x.Pattern, x.Flags, b.Param) + ")"
+	case query.Text:
+		col := b.D.Ident(x.Path.Field)
+		return "(" + col + " IS NOT NULL AND " + b.D.TextMatch(col, x.Language, x.Term, b.Param) + ")"
 	}
 	panic(fmt.Sprintf("query: unknown expression %T", e))
 }

@@ -71,6 +71,9 @@ func (fuzzDialect) GeoLat(col string) string          { return "lat(" + col + ")
 func (fuzzDialect) GeoLng(col string) string          { return "lng(" + col + ")" }
 func (fuzzDialect) Least(a, b string) string          { return "min(" + a + ", " + b + ")" }
 func (fuzzDialect) CodePointOrder(expr string) string { return expr }
+func (fuzzDialect) TextMatch(expr, lang, term string, param func(any) string) string {
+	return "text_match(" + param(lang) + ", " + param(term) + ", " + expr + ")"
+}
 func (fuzzDialect) InPolygon(lat, lng, polygon string) string {
 	return "in_polygon(" + lat + ", " + lng + ", " + polygon + ")"
 }

@@ -76,6 +76,12 @@ func (dialect) Least(a, b string) string { return "LEAST(" + a + ", " + b + ")" 
 // equality and $in still use it.)
 func (dialect) CodePointOrder(expr string) string { return expr + ` COLLATE "C"` }
 
+// TextMatch is Parse Server's own $text on PostgreSQL.
+func (dialect) TextMatch(expr, lang, term string, param func(any) string) string {
+	l := param(lang) + "::regconfig"
+	return "to_tsvector(" + l + ", " + expr + ") @@ to_tsquery(" + l + ", " + param(term) + ")"
+}
+
 func (dialect) InPolygon(lat, lng, polygon string) string {
 	return polygon + "::polygon @> point(" + lng + ", " + lat + ")"
 }

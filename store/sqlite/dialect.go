@@ -13,6 +13,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/parse/geo"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/query/textsearch"
 )
 
 // dialect renders the query compiler's SQL for SQLite. JSON columns (Object,
@@ -175,6 +176,45 @@ func init() {
 func (dialect) GeoLat(col string) string { return "json_extract(" + col + ", '$.latitude')" }
 func (dialect) GeoLng(col string) string { return "json_extract(" + col + ", '$.longitude')" }
 func (dialect) Least(a, b string) string { return "min(" + a + ", " + b + ")" }
+
+// TextMatch runs query/textsearch, PostgreSQL's text search in Go (the
+// same code as query.Match).
+func (dialect) TextMatch(expr, lang, term string, param func(any) string) string {
+	return "parsemcp_text_match(" + param(lang) + ", " + param(term) + ", " + expr + ") = 1"
+}
+
+// textArgs reads the arguments of parsemcp_text_match: the parsed term
+// and the text (ok false for NULL).
+func textArgs(args []driver.Value) (q *textsearch.Query, lang, text string, ok bool, err error) {
+	lang, _ = args[0].(string)
+	term, _ := args[1].(string)
+	switch v := args[2].(type) {
+	case string:
+		text = v
+	case []byte:
+		text = string(v)
+	default:
+		return nil, "", "", false, nil
+	}
+	if !textsearch.Supported(lang) {
+		return nil, "", "", false, fmt.Errorf("unsupported text search language %q", lang)
+	}
+	q, err = textsearch.Parse(lang, term)
+	return q, lang, text, err == nil, err
+}
+
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("parsemcp_text_match", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		q, lang, text, ok, err := textArgs(args)
+		if !ok || err != nil {
+			return nil, err
+		}
+		if q.MatchText(lang, text) {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	})
+}
 
 // CodePointOrder: the store's text columns and json_extract's text have
 // SQLite's BINARY collation, which compares UTF-8 bytes (code points).

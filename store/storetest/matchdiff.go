@@ -347,6 +347,19 @@ var matchDiffWheres = []string{
 	`{"meta": {"$exists": true}}`,
 	`{"meta": {"$in": [{"plan": "pro", "seats": 3}, {}]}}`,
 	`{"meta": {"$ne": {}}}`,
+	// $text: PostgreSQL's text search, in Go on SQLite and in Match
+	`{"name": {"$text": {"$search": {"$term": "alpha"}}}}`,
+	`{"name": {"$text": {"$search": {"$term": "!alpha"}}}}`,
+	`{"name": {"$text": {"$search": {"$term": "caf:*"}}}}`,
+	`{"name": {"$text": {"$search": {"$term": "rays"}}}}`,
+	`{"name": {"$text": {"$search": {"$term": "rays", "$language": "simple"}}}}`,
+	`{"name": {"$text": {"$search": {"$term": "'under_score-dash'"}}}}`,
+	`{"note": {"$text": {"$search": {"$term": "one & two"}}}}`,
+	`{"note": {"$text": {"$search": {"$term": "two | three"}}}}`,
+	`{"note": {"$text": {"$search": {"$term": "one <-> two"}}}}`,
+	`{"note": {"$text": {"$search": {"$term": "'ΣΊΣΥΦΟΣ'"}}}}`,
+	`{"$nor": [{"note": {"$text": {"$search": {"$term": "two"}}}}]}`,
+	`{"$or": [{"note": {"$text": {"$search": {"$term": "the"}}}}, {"score": {"$gt": 5}}]}`,
 	// $regex
 	`{"name": {"$regex": "^a"}}`,
 	`{"name": {"$regex": "^a", "$options": "i"}}`,
@@ -531,6 +544,7 @@ func testMatchDifferential(t *testing.T, s store.Store) {
 // select exactly that; every other constraint must select some objects and
 // not others, or it proves little.
 var matchDiffTrivial = map[string]string{
+	`{"name": {"$text": {"$search": {"$term": "rays", "$language": "simple"}}}}`: "none", // simple does not stem
 	`{"$nor": [{}]}`:                               "none",
 	`{"meta.arr.k": 1}`:                            "none",
 	`{"meta.arr.k": {"$exists": true}}`:            "none",

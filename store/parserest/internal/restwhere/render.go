@@ -115,6 +115,8 @@ func (r Renderer) expr(sch parse.Schema, e query.Expr) (map[string]any, error) {
 			c["$options"] = opts
 		}
 		return field(x.Path, c), nil
+	case query.Text:
+		return field(x.Path, map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": x.Term, "$language": x.Language}}}), nil
 	case query.InQuery:
 		sub, err := r.subquery(x.Query)
 		if err != nil {

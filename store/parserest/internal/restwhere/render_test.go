@@ -36,6 +36,7 @@ func TestRendererRoundTrip(t *testing.T) {
 		{`{"tags": "red"}`, `{"tags":{"$all":["red"]}}`},
 		{`{"name": {"$regex": "^a", "$options": "i"}}`, `{"name":{"$options":"i","$regex":"^a"}}`},
 		{`{"meta": {"k": 1}}`, `{"meta":{"$eq":{"k":1}}}`},
+		{`{"name": {"$text": {"$search": {"$term": "a & b", "$caseSensitive": false}}}}`, `{"name":{"$text":{"$search":{"$language":"english","$term":"a \u0026 b"}}}}`},
 		{`{"meta.plan": "pro"}`, `{"meta.plan":"pro"}`},
 		{`{"$or": [{"name": "a"}, {"active": true}]}`, `{"$or":[{"name":"a"},{"active":true}]}`},
 		{`{"name": null}`, `{"name":null}`},
