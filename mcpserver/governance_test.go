@@ -159,8 +159,8 @@ func TestWouldPermit(t *testing.T) {
 		}
 	}
 	// The verdicts match what the calls do.
-	refused(t, cs, "export_data", map[string]any{"class_name": "Ticket"}, "permission_denied", "tool_filtered", "tool export_data is not available to this agent")
-	fails(t, cs, "query_class", map[string]any{"class_name": "Payroll"}, "not_found")
+	refused(t, cs, "export_data", map[string]any{"class_name": "Ticket"}, "tool_filtered", "tool_filtered", "tool export_data is not available to this agent")
+	fails(t, cs, "query_class", map[string]any{"class_name": "Payroll"}, "access_denied")
 	fails(t, plain, "query_class", map[string]any{"class_name": "Payroll"}, "permission_denied")
 	fails(t, cs, "would_permit", map[string]any{}, "invalid_argument")
 }

@@ -18,6 +18,9 @@ import (
 // (clp, invalid_argument, ...) comes after the tool was let through.
 var mayCallKinds = []string{"permission_tier", "tool_filtered", "env_gate", "token_scope", "token_team"}
 
+// mayCallCodes are the error codes its refusals travel under.
+var mayCallCodes = []any{"permission_denied", "tool_filtered", "access_denied"}
+
 // Listing, calling and would_permit give one answer for every tool, under
 // every tier, tool filter, personal access token and operator gate: a
 // tool is listed by tools/list, by the list_tools tool and by GET /tools
@@ -123,7 +126,7 @@ func agreement(t *testing.T, tier agent.Permission, filter agent.NameFilter, tok
 		out, isErr := call(t, cs, name, map[string]any{})
 		details, _ := out["details"].(map[string]any)
 		kind, _ := details["kind"].(string)
-		passes := !(isErr && out["error_code"] == "permission_denied" && slices.Contains(mayCallKinds, kind))
+		passes := !(isErr && slices.Contains(mayCallCodes, out["error_code"]) && slices.Contains(mayCallKinds, kind))
 		if passes {
 			allowed++
 		} else {

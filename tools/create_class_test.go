@@ -40,7 +40,7 @@ func TestCreateClassDryRun(t *testing.T) {
 	if !cmp.Equal(clp["find"], map[string]any{"role:Staff": true}) || !cmp.Equal(clp["delete"], map[string]any{"*": true}) {
 		t.Fatalf("class_level_permissions: %v", clp)
 	}
-	e.refused("get_schema", map[string]any{"class_name": "Note"}, tools.CodeNotFound, `class "Note" was not found`)
+	e.refused("get_schema", map[string]any{"class_name": "Note"}, classNotFound, `class "Note" was not found`)
 	e.refused("create_class", map[string]any{"class_name": "Ticket", "dry_run": true}, tools.CodeInvalidArgument, "class already exists: Ticket")
 }
 
@@ -50,13 +50,13 @@ func TestCreateClassPermissions(t *testing.T) {
 	e := admin(t)
 	args := map[string]any{"class_name": "Note"}
 	e.as(master(agent.Write)).refused("create_class", args, tools.CodePermissionDenied, "tool create_class needs admin permission; this agent is write")
-	e.withGates(agent.Gates{WriteTools: true, RawCRUD: true}).refused("create_class", args, tools.CodePermissionDenied, "PARSEMCP_ALLOW_SCHEMA_OPS=true AND PARSEMCP_ALLOW_RAW_SCHEMA=true")
+	e.withGates(agent.Gates{WriteTools: true, RawCRUD: true}).refused("create_class", args, envGate, "PARSEMCP_ALLOW_SCHEMA_OPS=true AND PARSEMCP_ALLOW_RAW_SCHEMA=true")
 	err := e.as(asUser(agent.Admin, "uAlice0001")).refused("create_class", args, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
 	if err.Details["kind"] != "master_required" {
 		t.Fatalf("details: %v", err.Details)
 	}
 	e.as(asUser(agent.Admin, "uAlice0001")).refused("create_class", map[string]any{"class_name": "Note", "dry_run": true}, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
-	e.refused("get_schema", args, tools.CodeNotFound, `class "Note" was not found`)
+	e.refused("get_schema", args, classNotFound, `class "Note" was not found`)
 }
 
 func TestCreateClassArguments(t *testing.T) {

@@ -211,17 +211,33 @@ func (e *env) ok(name string, args any) map[string]any {
 
 // refused calls a tool that must fail with code and a message holding
 // want; it returns the error for further checks.
+//
+// code may name the refusal's kind too, as "code/kind" (withKind): then
+// details.kind must be kind.
 func (e *env) refused(name string, args any, code, want string) *tools.Error {
 	e.t.Helper()
 	out, err := e.call(name, args)
 	if err == nil {
 		e.t.Fatalf("%s %s: want %s, got %v", name, rawArgs(e.t, args), code, out)
 	}
-	if err.Code != code || !strings.Contains(err.Message, want) {
-		e.t.Fatalf("%s %s: want %s %q, got %s %q (details %v)", name, rawArgs(e.t, args), code, want, err.Code, err.Message, err.Details)
+	code, kind, hasKind := strings.Cut(code, "/")
+	if err.Code != code || !strings.Contains(err.Message, want) || hasKind && err.Details["kind"] != kind {
+		e.t.Fatalf("%s %s: want %s (kind %q) %q, got %s %q (details %v)", name, rawArgs(e.t, args), code, kind, want, err.Code, err.Message, err.Details)
 	}
 	return err
 }
+
+// The "code/kind" forms of refusals the tests meet often.
+var (
+	// classNotFound: an unknown, a hidden and a filtered-out class alike.
+	classNotFound = withKind(tools.CodeAccessDenied, "class_not_found")
+	// envGate: an operator gate is closed.
+	envGate = withKind(tools.CodeAccessDenied, "env_gate")
+)
+
+// withKind is the "code/kind" form refused takes: the top-level
+// error_code and the finer reason in details.kind.
+func withKind(code, kind string) string { return code + "/" + kind }
 
 // next follows a result's next_call: it must name tool, and the call it
 // holds must succeed.
