@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -93,5 +94,19 @@ func TestAllowed(t *testing.T) {
 	w.Policy.Tools = agent.NameFilter{Only: []string{"delete_class", "query_class"}}
 	if got := names(w, all, ""); !cmp.Equal(got, []string{"query_class"}) {
 		t.Fatalf("a filter cannot elevate: %v", got)
+	}
+}
+
+// The built-in tools' time limits are the reference guide's.
+func TestGuideTimeouts(t *testing.T) {
+	r := tools.NewRegistry()
+	for name, want := range map[string]time.Duration{
+		"aggregate": 60 * time.Second, "query_class": 30 * time.Second, "explain_query": 30 * time.Second,
+		"call_method": 60 * time.Second, "get_all_schemas": 15 * time.Second, "get_schema": 10 * time.Second,
+		"count_objects": 20 * time.Second, "get_object": 10 * time.Second, "get_sample_objects": 15 * time.Second,
+	} {
+		if tl, ok := r.Get(name); !ok || tl.Timeout != want {
+			t.Errorf("%s: time limit %v, want %v", name, tl.Timeout, want)
+		}
 	}
 }
