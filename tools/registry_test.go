@@ -13,14 +13,27 @@ import (
 	"github.com/parsemcp/parsemcp/tools"
 )
 
-func TestRegisterRefusesDuplicates(t *testing.T) {
+// Register replaces an application tool of the same name, as the
+// reference guide's registry does, and never a built-in one: a
+// replacement would not carry the built-in's governance.
+func TestRegisterReplacesApplicationToolsOnly(t *testing.T) {
 	r := tools.NewRegistry()
+	changes := 0
+	defer r.OnChange(func() { changes++ })()
 	h := func(context.Context, *tools.Call) (any, error) { return "mine", nil }
-	if err := r.Register(&tools.Tool{Name: "query_class", Handler: h}); !errors.Is(err, tools.ErrDuplicateTool) {
-		t.Fatalf("a built-in name: %v", err)
+	for _, name := range []string{"query_class", "describe_agent", "create_object"} {
+		if err := r.Register(&tools.Tool{Name: name, Permission: agent.Readonly, ReadOnly: true, Handler: h}); !errors.Is(err, tools.ErrBuiltinTool) {
+			t.Fatalf("a built-in name %s: %v", name, err)
+		}
 	}
-	if got, _ := r.Get("query_class"); got.Category != tools.CategoryQuery {
+	if got, _ := r.Get("query_class"); got.Category != tools.CategoryQuery || got.Op != parse.OpFind {
 		t.Fatal("the refused tool replaced the built-in")
+	}
+	if got, _ := r.Get("create_object"); got.Gate != agent.GateRawCRUD || got.Permission != agent.Write {
+		t.Fatal("the refused tool replaced the built-in's governance")
+	}
+	if changes != 0 {
+		t.Fatalf("%d change notices for refused registrations", changes)
 	}
 	mine := &tools.Tool{Name: "mine", Handler: h}
 	if err := r.Register(mine); err != nil {
@@ -29,14 +42,14 @@ func TestRegisterRefusesDuplicates(t *testing.T) {
 	if mine.Category != "" || mine.Timeout != 0 || mine.Input != nil {
 		t.Fatalf("Register changed the caller's value: %+v", mine)
 	}
-	if err := r.Register(&tools.Tool{Name: "mine", Handler: h}); !errors.Is(err, tools.ErrDuplicateTool) {
+	if err := r.Register(&tools.Tool{Name: "mine", Description: "v2", Timeout: time.Minute, Handler: h}); err != nil {
 		t.Fatalf("a second mine: %v", err)
 	}
-	if err := r.Replace(&tools.Tool{Name: "mine", Description: "v2", Handler: h}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := r.Get("mine"); got.Description != "v2" || got.Category != tools.CategoryCustom {
+	if got, _ := r.Get("mine"); got.Description != "v2" || got.Category != tools.CategoryCustom || got.Timeout != time.Minute {
 		t.Fatalf("replaced: %+v", got)
+	}
+	if changes != 2 {
+		t.Fatalf("%d change notices, want one per registration", changes)
 	}
 }
 
