@@ -38,6 +38,14 @@ func master(perm agent.Permission) *agent.Agent {
 	return agent.New(perm, agent.Identity{Mode: agent.AuthMaster})
 }
 
+// introspector is an admin agent holding the master key whose policy
+// exposes the operator-only tools (describe_agent, would_permit).
+func introspector() *agent.Agent {
+	a := master(agent.Admin)
+	a.Policy.Introspection = true
+	return a
+}
+
 // asUser is an agent acting as the fixture user id at tier perm.
 func asUser(perm agent.Permission, id string) *agent.Agent {
 	return agent.New(perm, agent.Identity{Mode: agent.AuthUser, UserID: id})
@@ -123,7 +131,7 @@ func admin(t *testing.T) *env { return newEnv(t, master(agent.Admin)).withGates(
 // governed is an admin agent under a class filter (no Payroll) and a row
 // filter on Ticket's status, with Ticket's declared methods.
 func governed(t *testing.T) *env {
-	a := master(agent.Admin)
+	a := introspector()
 	a.Policy.Filters = []agent.ClassFilters{{"Ticket": {"status": "s3cr3t"}}}
 	a.Policy.Classes = agent.NameFilter{Except: []string{"Payroll"}}
 	return newEnv(t, a).withCatalog(ticketMethods())

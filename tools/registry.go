@@ -96,11 +96,14 @@ type Tool struct {
 	// agent's team, which a team-scoped personal access token must match.
 	Remote bool
 	Team   string
+	// OperatorOnly marks operator-side introspection: a model reaches it
+	// only through a policy that exposes it (agent.Policy.Introspection).
+	OperatorOnly bool
 }
 
 // Info is what the governance layer needs to know of the tool.
 func (t *Tool) Info() agent.ToolInfo {
-	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team}
+	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team, OperatorOnly: t.OperatorOnly}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)

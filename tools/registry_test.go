@@ -66,8 +66,8 @@ func TestToolInfo(t *testing.T) {
 		"create_class":   {Name: "create_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"delete_class":   {Name: "delete_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"call_method":    {Name: "call_method", Permission: agent.Readonly},
-		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true},
-		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true},
+		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true, OperatorOnly: true},
+		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true, OperatorOnly: true},
 	} {
 		tool, ok := reg.Get(name)
 		if !ok {
