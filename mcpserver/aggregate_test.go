@@ -43,10 +43,15 @@ func TestAggregateTools(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, `[{"key":"pApollo001","value":2},{"key":"pBorealis2","value":1},{"key":"pComet0003","value":1}]`), out["groups"]); d != "" || out["pointer_class"] != "Project" {
 		t.Fatalf("group_by pointer (-want +got):\n%s %v", d, out)
 	}
-	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "flatten_arrays": true})
 	if d := cmp.Diff(jsonOf(t, `[{"key":"space","value":2},{"key":"arctic","value":1},{"key":"nasa","value":1}]`), out["groups"]); d != "" {
-		t.Fatalf("group_by array field (-want +got):\n%s", d)
+		t.Fatalf("group_by array field by element (-want +got):\n%s", d)
 	}
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":["space","nasa"],"value":1},{"key":["arctic"],"value":1},{"key":["space"],"value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by array field whole (-want +got):\n%s", d)
+	}
+	fails(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "sort": "key_asc"}, "invalid_argument")
 	dry := ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "max", "value_field": "priority", "dry_run": true})
 	if dry["dry_run"] != true || !strings.Contains(mustJSON(t, dry["pipeline"]), `"$max":"$priority"`) {
 		t.Fatalf("dry run: %v", dry)
@@ -260,4 +265,23 @@ func TestAggregateCompactPointers(t *testing.T) {
 		}
 	}
 	fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": "no"}, "invalid_argument")
+}
+
+// group_by of an Array field without flatten_arrays groups by the whole
+// array on every SQL backend alike, in the same order (groups of equal
+// value by their first row).
+func TestGroupByWholeArrayOnEveryBackend(t *testing.T) {
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) {
+			cs := connect(t, newServer(t, b.store(t), agent.Readonly, master), "")
+			out := ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "operation": "sum", "value_field": "budget", "sort": "value_asc"})
+			if d := cmp.Diff(jsonOf(t, `[{"key":["arctic"],"value":250},{"key":["space","nasa"],"value":1000},{"key":["space"],"value":5000}]`), out["groups"]); d != "" {
+				t.Fatalf("(-want +got):\n%s", d)
+			}
+			out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "limit": 2})
+			if d := cmp.Diff(jsonOf(t, `[{"key":["space","nasa"],"value":1},{"key":["arctic"],"value":1}]`), out["groups"]); d != "" || out["next_call"] == nil {
+				t.Fatalf("page 1 (-want +got):\n%s %v", d, out)
+			}
+		})
+	}
 }
