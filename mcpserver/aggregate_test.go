@@ -226,7 +226,8 @@ func withDry(args map[string]any) map[string]any {
 // aggregate gives pointer columns as Parse Pointers, their classes in
 // pointer_classes; compact_pointers false gives Parse's storage form
 // (_p_<field>: "<Class>$<objectId>") instead. A $group key on a pointer
-// is its bare objectId either way, as Parse Server gives it.
+// is its bare objectId either way, as Parse Server gives it; its class is
+// in pointer_classes.
 func TestAggregateCompactPointers(t *testing.T) {
 	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
 	project := []any{
@@ -262,6 +263,23 @@ func TestAggregateCompactPointers(t *testing.T) {
 		out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": compact})
 		if d := cmp.Diff(jsonOf(t, `[{"objectId":"pApollo001","n":2},{"objectId":"pBorealis2","n":1},{"objectId":"pComet0003","n":1}]`), out["results"]); d != "" {
 			t.Fatalf("group on a pointer, compact_pointers %v (-want +got):\n%s", compact, d)
+		}
+		// The keys are Project objectIds, and pointer_classes says so
+		// (with compact pointers, which pointer_classes belongs to).
+		if got := out["pointer_classes"]; compact && !cmp.Equal(got, map[string]any{"objectId": "Project"}) || !compact && got != nil {
+			t.Fatalf("pointer_classes of a group on a pointer, compact_pointers %v: %v", compact, got)
+		}
+	}
+	// The key keeps its meaning through later stages, and so does a
+	// pointer taken by an accumulator; a dry run says it too.
+	renamed := []any{
+		map[string]any{"$group": map[string]any{"_id": "$project", "first": map[string]any{"$first": "$project"}, "n": map[string]any{"$sum": 1}}},
+		map[string]any{"$project": map[string]any{"p": "$_id", "first": 1, "n": 1}},
+	}
+	for _, dry := range []bool{false, true} {
+		out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": renamed, "dry_run": dry})
+		if d := cmp.Diff(map[string]any{"objectId": "Project", "p": "Project", "first": "Project"}, out["pointer_classes"]); d != "" {
+			t.Fatalf("pointer_classes after $project, dry_run %v (-want +got):\n%s", dry, d)
 		}
 	}
 	fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": "no"}, "invalid_argument")
