@@ -504,6 +504,7 @@ func TestClassTools(t *testing.T) {
 		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"s": map[string]any{"type": "String", "targetClass": "_User"}}}, "fields.s: targetClass is only for Pointer and Relation fields"},
 		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"objectId": map[string]any{"type": "Number"}}}, "fields.objectId: objectId is a default field of every class and cannot be defined"},
 		{"create_class", map[string]any{"class_name": "G", "class_level_permissions": map[string]any{"finds": map[string]any{}}}, `argument "class_level_permissions": unknown field "finds"`},
+		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"p": map[string]any{"type": "Pointer", "targetClass": "Ghost"}}}, `field "p" points to class "Ghost", which was not found`},
 	} {
 		for _, dry := range []bool{false, true} {
 			args := map[string]any{"dry_run": dry}

@@ -81,3 +81,31 @@ func TestCreateClassArguments(t *testing.T) {
 		e.refused("create_class", c.args, tools.CodeInvalidArgument, c.want)
 	}
 }
+
+// A dry run refuses what the create would: a Pointer or Relation to a
+// class that does not exist or that the agent cannot see, a class that
+// exists; a class pointing to itself is fine. (The dry run used to accept
+// a Pointer to a class that does not exist.)
+func TestCreateClassDryRunRefusesAsTheCreate(t *testing.T) {
+	e := admin(t)
+	for _, c := range []struct {
+		fields map[string]any
+		class  string
+		want   string
+	}{
+		{map[string]any{"ghost": map[string]any{"type": "Pointer", "targetClass": "Ghost"}}, "Note", `field "ghost" points to class "Ghost", which was not found`},
+		{map[string]any{"who": map[string]any{"type": "Relation", "targetClass": "Ghost"}}, "Note", `field "who" points to class "Ghost", which was not found`},
+		{map[string]any{"s": map[string]any{"type": "Pointer", "targetClass": "_Session"}}, "Note", `field "s" points to class "_Session", which was not found`},
+		{nil, "Ticket", "class already exists: Ticket"},
+	} {
+		for _, dry := range []bool{true, false} {
+			e.refused("create_class", map[string]any{"class_name": c.class, "fields": c.fields, "dry_run": dry}, tools.CodeInvalidArgument, c.want)
+		}
+	}
+	e.refused("get_schema", map[string]any{"class_name": "Note"}, classNotFound, `class "Note" was not found`)
+	self := map[string]any{"class_name": "Note", "fields": map[string]any{"parent": map[string]any{"type": "Pointer", "targetClass": "Note"}, "project": map[string]any{"type": "Pointer", "targetClass": "Project"}}}
+	for _, dry := range []bool{true, false} {
+		self["dry_run"] = dry
+		e.ok("create_class", self)
+	}
+}
