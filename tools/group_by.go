@@ -26,7 +26,7 @@ func groupByTool() *Tool {
 		Timeout:     60 * time.Second,
 		ReadOnly:    true,
 		Input: schemaFor[groupByArgs](groupInputs(map[string]*jsonschema.Schema{
-			"flatten_arrays": {Type: "boolean", Default: mustJSON(false), Description: "Array field: group by each element (true) or by the whole array (false)"},
+			"flatten_arrays": {Type: "boolean", Default: mustJSON(false), Description: "by Array element"},
 		}, "value_desc", DefaultGroupLimit, MaxGroupLimit)),
 		Handler: groupBy,
 	}
