@@ -156,6 +156,15 @@ func New(perm Permission, id Identity) *Agent {
 	return &Agent{ID: randomID(), Permission: perm, Identity: id}
 }
 
+// WithIntrospection returns a copy of a whose policy exposes the
+// operator-only tools (Policy.Introspection): for the operator's own
+// surface (parsemcp call), never for a model's session.
+func (a *Agent) WithIntrospection() *Agent {
+	c := *a
+	c.Policy.Introspection = true
+	return &c
+}
+
 // Can reports whether the agent's tier reaches need.
 func (a *Agent) Can(need Permission) bool { return a.Permission >= need }
 

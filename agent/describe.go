@@ -10,7 +10,7 @@ import (
 )
 
 // Verdict is WouldPermit's answer. Reason uses the audit vocabulary:
-// permission_tier, tool_filtered, env_gate, hidden_class, class_filter,
+// permission_tier, operator_only, tool_filtered, env_gate, hidden_class, class_filter,
 // unknown, clp, tenant, method_filtered, unknown_method.
 type Verdict struct {
 	Allowed  bool   `json:"allowed"`
@@ -173,7 +173,7 @@ func (s *Scope) Describe(ctx context.Context, tools []ToolInfo, gates Gates) (De
 			effective = append(effective, t.Name)
 		}
 	}
-	d.Tools = map[string]any{"only": a.Policy.Tools.Only, "except": a.Policy.Tools.Except, "effective": effective}
+	d.Tools = map[string]any{"only": a.Policy.Tools.Only, "except": a.Policy.Tools.Except, "effective": effective, "introspection": a.Policy.Introspection}
 	for _, layer := range a.Policy.Filters {
 		for class, f := range layer {
 			for field := range f {

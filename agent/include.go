@@ -88,6 +88,11 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 				}
 			}
 		}
+		if len(ids) > 1 && parse.MasterKeyOnly(f.TargetClass, parse.OpFind) && !s.principal().Master {
+			// Several ids make Parse Server's include a find, which this
+			// class allows only the master key: pointers stay pointers.
+			continue
+		}
 		var targets []parse.Object
 		if len(ids) > 0 {
 			var err error

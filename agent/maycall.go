@@ -23,12 +23,18 @@ type ToolInfo struct {
 	// Remote marks a remote agent's tool; Team is that agent's team.
 	Remote bool
 	Team   string
+	// OperatorOnly marks operator-side introspection (describe_agent,
+	// would_permit): only an agent whose Policy.Introspection is on may
+	// call it.
+	OperatorOnly bool
 }
 
 // MayCall is the one answer to "may this agent call this tool": nil, or a
 // *DeniedError whose Kind says which layer refused, checked in this order:
 //
 //   - permission_tier: the tool needs a higher tier than the agent's;
+//   - operator_only: the tool is operator-side introspection and the
+//     agent's policy does not expose it (Policy.Introspection);
 //   - tool_filtered: the tool is outside the profile's tool filter;
 //   - env_gate: the operator's gate for it is closed (the message names
 //     the variables to set);
@@ -44,6 +50,9 @@ func (a *Agent) MayCall(t ToolInfo, gates Gates) error {
 	if !a.Can(t.Permission) {
 		return &DeniedError{Kind: "permission_tier", Msg: fmt.Sprintf("tool %s needs %s permission; this agent is %s", t.Name, t.Permission, a.Permission)}
 	}
+	if t.OperatorOnly && !a.Policy.Introspection {
+		return &DeniedError{Kind: "operator_only", Msg: fmt.Sprintf("tool %s is not available to this agent", t.Name)}
+	}
 	if !a.Policy.Tools.Allows(t.Name) {
 		return &DeniedError{Kind: "tool_filtered", Msg: fmt.Sprintf("tool %s is not available to this agent", t.Name)}
 	}
@@ -55,7 +64,7 @@ func (a *Agent) MayCall(t ToolInfo, gates Gates) error {
 
 // mayCallDeniedAt maps MayCall's refusal kinds to WouldPermit's DeniedAt.
 var mayCallDeniedAt = map[string]string{
-	"permission_tier": "permission", "tool_filtered": "tools_filter", "env_gate": "env_gate",
+	"permission_tier": "permission", "operator_only": "operator_only", "tool_filtered": "tools_filter", "env_gate": "env_gate",
 	"token_scope": "token_scope", "token_team": "token_scope",
 }
 

@@ -145,7 +145,7 @@ const DefaultRecursionDepth = 4
 var ErrRecursionLimit = errors.New("sub-agent recursion limit reached")
 
 // Policy holds what an agent is restricted to beyond its identity and tier.
-// The zero value restricts nothing.
+// The zero value restricts nothing but the operator-only tools.
 type Policy struct {
 	// Name of the profile the agent was built from (for audit and describe).
 	Name string
@@ -161,6 +161,11 @@ type Policy struct {
 	// Catalog is the operator's class metadata and declared methods (nil:
 	// none).
 	Catalog *Catalog
+	// Introspection exposes the operator-only tools (ToolInfo.OperatorOnly:
+	// describe_agent, would_permit) to the agent's model; their tier
+	// (admin) still applies. Off, they are absent from its listings and
+	// refused on call, as the reference guide keeps them operator-side.
+	Introspection bool
 }
 
 // SubOptions narrows a sub-agent. Zero fields inherit.
@@ -180,6 +185,9 @@ type SubOptions struct {
 	Filters  ClassFilters
 	// Depth, when positive and below the inherited budget, tightens it.
 	Depth int
+	// Introspection keeps the parent's Policy.Introspection for the
+	// sub-agent (it is off otherwise); a parent without it cannot give it.
+	Introspection bool
 }
 
 // Sub returns a sub-agent of a: it inherits a's identity, tenant,
@@ -237,6 +245,10 @@ func (a *Agent) Sub(o SubOptions) (*Agent, error) {
 	if len(o.Filters) > 0 {
 		p.Filters = append(p.Filters, o.Filters)
 	}
+	if o.Introspection && !a.Policy.Introspection {
+		return nil, errors.New("sub-agent introspection exceeds its parent's")
+	}
+	p.Introspection = o.Introspection
 	child.Policy = p
 	return child, nil
 }

@@ -45,7 +45,7 @@ func (s *Scope) ownerView(sch parse.Schema) parse.Schema { return s.view(sch, ni
 func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 	fields := make(map[string]parse.Field, len(sch.Fields))
 	for name, f := range sch.Fields {
-		if parse.IsInternalField(name) || slices.Contains(prot, name) {
+		if parse.IsInternalFieldOf(sch.ClassName, name) || slices.Contains(prot, name) {
 			continue
 		}
 		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !s.Accessible(f.TargetClass) {

@@ -155,9 +155,13 @@ func (s *Scope) resolve(ctx context.Context, class string) (parse.Schema, error)
 }
 
 // authorize checks the class-level permission op (parse.CLP.Decide) on the
-// class of raw and returns the row constraint it implies (pointer
-// permissions), if any.
+// class of raw, after Parse Server's master-key-only operations
+// (parse.MasterKeyOnly), and returns the row constraint it implies
+// (pointer permissions), if any.
 func (s *Scope) authorize(raw parse.Schema, op parse.Op) (query.Expr, error) {
+	if parse.MasterKeyOnly(raw.ClassName, op) && !s.principal().Master {
+		return nil, &DeniedError{Kind: "master_only", Msg: fmt.Sprintf("%s on %s needs the master key (Parse Server's rule for this class)", op, raw.ClassName)}
+	}
 	d := raw.CLP.Decide(op, s.principal())
 	switch {
 	case !d.Allowed:

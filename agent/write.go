@@ -466,18 +466,34 @@ func (s *Scope) checkSchemaOp(ctx context.Context, class string, exists bool) er
 	return err
 }
 
-// CreateClass creates a class (master-key agents only).
-func (s *Scope) CreateClass(ctx context.Context, sch parse.Schema) error {
+// CheckCreateClass refuses what CreateClass would refuse before it
+// writes: the agent may not create the class, the class exists, or a
+// Pointer or Relation field points to a class the agent cannot see (or
+// that does not exist; the class itself may be the target). A dry run
+// asks it; CreateClass asks it too.
+func (s *Scope) CheckCreateClass(ctx context.Context, sch parse.Schema) error {
 	if err := s.checkSchemaOp(ctx, sch.ClassName, false); err != nil {
 		return err
 	}
-	for name, f := range sch.Fields {
-		if f.Type != parse.TypePointer && f.Type != parse.TypeRelation {
+	if _, err := s.raw(ctx, sch.ClassName); err == nil {
+		return invalid("%v: %s", store.ErrClassExists, sch.ClassName)
+	}
+	for _, name := range slices.Sorted(maps.Keys(sch.Fields)) {
+		f := sch.Fields[name]
+		if f.Type != parse.TypePointer && f.Type != parse.TypeRelation || f.TargetClass == sch.ClassName {
 			continue
 		}
-		if _, err := s.Schema(ctx, f.TargetClass); err != nil && f.TargetClass != sch.ClassName {
+		if _, err := s.Schema(ctx, f.TargetClass); err != nil {
 			return invalid("field %q points to class %q, which was not found", name, f.TargetClass)
 		}
+	}
+	return nil
+}
+
+// CreateClass creates a class (master-key agents only).
+func (s *Scope) CreateClass(ctx context.Context, sch parse.Schema) error {
+	if err := s.CheckCreateClass(ctx, sch); err != nil {
+		return err
 	}
 	return writeErr(s.st.CreateClass(ctx, sch))
 }

@@ -260,7 +260,7 @@ func TestAgentPolicyApplies(t *testing.T) {
 		if r := req.LastResults(); len(r) > 0 {
 			// OpenAI tool messages carry no error flag: the model reads
 			// the error_code in the text.
-			if !strings.Contains(r[0].Content, `"error_code":"permission_denied"`) || (req.Header.Get("Anthropic-Version") != "" && !r[0].IsError) {
+			if !strings.Contains(r[0].Content, `"error_code":"access_denied"`) || (req.Header.Get("Anthropic-Version") != "" && !r[0].IsError) {
 				return llmtest.Reply{Text: "LEAK: " + r[0].Content}
 			}
 			return llmtest.Reply{Text: "That data is not available to me."}
@@ -268,7 +268,7 @@ func TestAgentPolicyApplies(t *testing.T) {
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "query_class", Args: `{"class_name":"Ticket","where":{"org":"` + demo.OrgGlobexID + `"}}`}}}
 	}
 	res := ask(inProcess(t, srv), other, "Show Globex's tickets")
-	if res.Answer != "That data is not available to me." || len(res.ToolCalls) != 1 || res.ToolCalls[0].ErrorCode != "permission_denied" || res.ToolCalls[0].Error == "" {
+	if res.Answer != "That data is not available to me." || len(res.ToolCalls) != 1 || res.ToolCalls[0].ErrorCode != "access_denied" || res.ToolCalls[0].Error == "" {
 		t.Errorf("result %+v", res)
 	}
 }

@@ -23,8 +23,8 @@ func TestAggregateStagesGoverned(t *testing.T) {
 		{`[{"$graphLookup":{"from":"Payroll","startWith":"$title","connectFromField":"_id","connectToField":"_id","as":"p"}}]`, "permission_denied"},
 		{`[{"$facet":{"a":[{"$lookup":{"from":"Payroll","localField":"title","foreignField":"_id","as":"p"}}]}}]`, "permission_denied"},
 		{`[{"$facet":{"a":[{"$unionWith":"Payroll"}]}}]`, "permission_denied"},
-		{`[{"$unionWith":"_Session"}]`, "invalid_argument"},
-		{`[{"$graphLookup":{"from":"_Session","startWith":"$title","connectFromField":"_id","connectToField":"_id","as":"p"}}]`, "invalid_argument"},
+		{`[{"$unionWith":"_Session"}]`, "invalid_query"},
+		{`[{"$graphLookup":{"from":"_Session","startWith":"$title","connectFromField":"_id","connectToField":"_id","as":"p"}}]`, "invalid_query"},
 	} {
 		fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": tc.pipeline}, tc.code)
 		fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": tc.pipeline, "dry_run": true}, tc.code)
@@ -58,7 +58,7 @@ func TestAggregateStagesGoverned(t *testing.T) {
 			t.Fatalf("%s leaks protected fields or lost the user: %s", tc.pipeline, s)
 		}
 	}
-	fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$unionWith":{"coll":"_User","pipeline":[{"$project":{"email":1}}]}}]`}, "invalid_argument")
+	fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$unionWith":{"coll":"_User","pipeline":[{"$project":{"email":1}}]}}]`}, "invalid_query")
 }
 
 // The tenant scope holds inside sub-pipelines: rows of another tenant are
@@ -86,6 +86,6 @@ func TestAggregateStagesTenant(t *testing.T) {
 		`[{"$unionWith":{"coll":"Project","pipeline":[{"$match":{"name":"Borealis"}}]}}]`,
 		`[{"$graphLookup":{"from":"Project","startWith":"$project","connectFromField":"_id","connectToField":"_id","as":"p","restrictSearchWithMatch":{"name":"Comet"}}}]`,
 	} {
-		fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": p}, "permission_denied")
+		fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": p}, "access_denied")
 	}
 }

@@ -43,10 +43,15 @@ func TestAggregateTools(t *testing.T) {
 	if d := cmp.Diff(jsonOf(t, `[{"key":"pApollo001","value":2},{"key":"pBorealis2","value":1},{"key":"pComet0003","value":1}]`), out["groups"]); d != "" || out["pointer_class"] != "Project" {
 		t.Fatalf("group_by pointer (-want +got):\n%s %v", d, out)
 	}
-	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "flatten_arrays": true})
 	if d := cmp.Diff(jsonOf(t, `[{"key":"space","value":2},{"key":"arctic","value":1},{"key":"nasa","value":1}]`), out["groups"]); d != "" {
-		t.Fatalf("group_by array field (-want +got):\n%s", d)
+		t.Fatalf("group_by array field by element (-want +got):\n%s", d)
 	}
+	out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	if d := cmp.Diff(jsonOf(t, `[{"key":["space","nasa"],"value":1},{"key":["arctic"],"value":1},{"key":["space"],"value":1}]`), out["groups"]); d != "" {
+		t.Fatalf("group_by array field whole (-want +got):\n%s", d)
+	}
+	fails(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "sort": "key_asc"}, "invalid_argument")
 	dry := ok(t, cs, "group_by", map[string]any{"class_name": "Ticket", "field": "status", "operation": "max", "value_field": "priority", "dry_run": true})
 	if dry["dry_run"] != true || !strings.Contains(mustJSON(t, dry["pipeline"]), `"$max":"$priority"`) {
 		t.Fatalf("dry run: %v", dry)
@@ -123,14 +128,14 @@ func TestAggregateTools(t *testing.T) {
 		args map[string]any
 		code string
 	}{
-		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$facet":{}}]`}, "invalid_argument"},
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$facet":{}}]`}, "invalid_query"},
 		{"master", map[string]any{"class_name": "Ticket", "pipeline": `{"$match":{}}`}, "invalid_argument"},
-		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$nope"}}]`}, "invalid_argument"},
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$nope"}}]`}, "invalid_query"},
 		{"master", map[string]any{"class_name": "Ticket", "field": "status", "operation": "median"}, "invalid_argument"},
 		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"Payroll","localField":"title","foreignField":"_id","as":"p"}}]`}, "permission_denied"},
-		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"_Session","localField":"title","foreignField":"_id","as":"p"}}]`}, "invalid_argument"},
-		{"bob", map[string]any{"class_name": "Project", "pipeline": `[{"$group":{"_id":"$owner.email"}}]`}, "invalid_argument"},
-		{"bob", map[string]any{"class_name": "_User", "pipeline": `[{"$group":{"_id":"$email"}}]`}, "invalid_argument"},
+		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"_Session","localField":"title","foreignField":"_id","as":"p"}}]`}, "invalid_query"},
+		{"bob", map[string]any{"class_name": "Project", "pipeline": `[{"$group":{"_id":"$owner.email"}}]`}, "invalid_query"},
+		{"bob", map[string]any{"class_name": "_User", "pipeline": `[{"$group":{"_id":"$email"}}]`}, "invalid_query"},
 		{"bob", map[string]any{"class_name": "Payroll", "field": "amount"}, "permission_denied"},
 	} {
 		c := cs
@@ -221,7 +226,8 @@ func withDry(args map[string]any) map[string]any {
 // aggregate gives pointer columns as Parse Pointers, their classes in
 // pointer_classes; compact_pointers false gives Parse's storage form
 // (_p_<field>: "<Class>$<objectId>") instead. A $group key on a pointer
-// is its bare objectId either way, as Parse Server gives it.
+// is its bare objectId either way, as Parse Server gives it; its class is
+// in pointer_classes.
 func TestAggregateCompactPointers(t *testing.T) {
 	cs := connect(t, newServer(t, fixtureStore(t), agent.Readonly, master), "")
 	project := []any{
@@ -258,6 +264,42 @@ func TestAggregateCompactPointers(t *testing.T) {
 		if d := cmp.Diff(jsonOf(t, `[{"objectId":"pApollo001","n":2},{"objectId":"pBorealis2","n":1},{"objectId":"pComet0003","n":1}]`), out["results"]); d != "" {
 			t.Fatalf("group on a pointer, compact_pointers %v (-want +got):\n%s", compact, d)
 		}
+		// The keys are Project objectIds, and pointer_classes says so
+		// (with compact pointers, which pointer_classes belongs to).
+		if got := out["pointer_classes"]; compact && !cmp.Equal(got, map[string]any{"objectId": "Project"}) || !compact && got != nil {
+			t.Fatalf("pointer_classes of a group on a pointer, compact_pointers %v: %v", compact, got)
+		}
+	}
+	// The key keeps its meaning through later stages, and so does a
+	// pointer taken by an accumulator; a dry run says it too.
+	renamed := []any{
+		map[string]any{"$group": map[string]any{"_id": "$project", "first": map[string]any{"$first": "$project"}, "n": map[string]any{"$sum": 1}}},
+		map[string]any{"$project": map[string]any{"p": "$_id", "first": 1, "n": 1}},
+	}
+	for _, dry := range []bool{false, true} {
+		out = ok(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": renamed, "dry_run": dry})
+		if d := cmp.Diff(map[string]any{"objectId": "Project", "p": "Project", "first": "Project"}, out["pointer_classes"]); d != "" {
+			t.Fatalf("pointer_classes after $project, dry_run %v (-want +got):\n%s", dry, d)
+		}
 	}
 	fails(t, cs, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": group, "compact_pointers": "no"}, "invalid_argument")
+}
+
+// group_by of an Array field without flatten_arrays groups by the whole
+// array on every SQL backend alike, in the same order (groups of equal
+// value by their first row).
+func TestGroupByWholeArrayOnEveryBackend(t *testing.T) {
+	for _, b := range sqlBackends {
+		t.Run(b.name, func(t *testing.T) {
+			cs := connect(t, newServer(t, b.store(t), agent.Readonly, master), "")
+			out := ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "operation": "sum", "value_field": "budget", "sort": "value_asc"})
+			if d := cmp.Diff(jsonOf(t, `[{"key":["arctic"],"value":250},{"key":["space","nasa"],"value":1000},{"key":["space"],"value":5000}]`), out["groups"]); d != "" {
+				t.Fatalf("(-want +got):\n%s", d)
+			}
+			out = ok(t, cs, "group_by", map[string]any{"class_name": "Project", "field": "tags", "limit": 2})
+			if d := cmp.Diff(jsonOf(t, `[{"key":["space","nasa"],"value":1},{"key":["arctic"],"value":1}]`), out["groups"]); d != "" || out["next_call"] == nil {
+				t.Fatalf("page 1 (-want +got):\n%s %v", d, out)
+			}
+		})
+	}
 }

@@ -51,7 +51,7 @@ func TestAuditCallOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := connectAs("bad value; forged=1", "") // the stateless era: no session
-	fails(t, bad, "count_objects", map[string]any{"class_name": "Payroll"}, "not_found")
+	fails(t, bad, "count_objects", map[string]any{"class_name": "Payroll"}, "access_denied")
 
 	var ev []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {

@@ -108,8 +108,8 @@ func TestAuditEveryRefusal(t *testing.T) {
 		want  []want // the agent's events, in order
 	}{
 		{"reader", "create_object", map[string]any{"class_name": "Ticket", "object": secret("reader")}, []want{{"create_object", "permission_denied", "permission_tier"}}},
-		{"filtered", "query_class", map[string]any{"class_name": "Ticket", "where": secret("filtered")}, []want{{"query_class", "permission_denied", "tool_filtered"}}},
-		{"wgated", "create_object", map[string]any{"class_name": "Ticket", "object": secret("wgated")}, []want{{"create_object", "permission_denied", "env_gate"}}},
+		{"filtered", "query_class", map[string]any{"class_name": "Ticket", "where": secret("filtered")}, []want{{"query_class", "tool_filtered", "tool_filtered"}}},
+		{"wgated", "create_object", map[string]any{"class_name": "Ticket", "object": secret("wgated")}, []want{{"create_object", "access_denied", "env_gate"}}},
 		{"wtoken", "note_test", secret("wtoken"), []want{{"note_test", "permission_denied", "token_scope"}}},
 		{"args", "query_class", map[string]any{"class_name": 42, "where": secret("args")}, []want{{"query_class", "invalid_argument", ""}}},
 		{"unknown", "no_such_tool", secret("unknown"), []want{{"no_such_tool", "not_found", ""}}},

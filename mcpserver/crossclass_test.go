@@ -37,15 +37,15 @@ func TestSubqueryGovernance(t *testing.T) {
 		"title": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "Payroll"}, "key": "objectId"}}}}, "permission_denied")
 	// A hidden class is an unknown class inside a sub-query too.
 	a := fails(t, bobCS, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{
-		"title": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "_Session"}, "key": "sessionToken"}}}}, "invalid_argument")
+		"title": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "_Session"}, "key": "sessionToken"}}}}, "invalid_query")
 	b := fails(t, bobCS, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{
-		"title": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "_Nothing"}, "key": "sessionToken"}}}}, "invalid_argument")
+		"title": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "_Nothing"}, "key": "sessionToken"}}}}, "invalid_query")
 	if strings.ReplaceAll(a["error"].(string), "_Session", "X") != strings.ReplaceAll(b["error"].(string), "_Nothing", "X") {
 		t.Fatalf("hidden vs unknown class differ: %q / %q", a["error"], b["error"])
 	}
 	// Protected fields of the inner class cannot be selected or filtered on.
 	fails(t, bobCS, "count_objects", map[string]any{"class_name": "Project", "where": map[string]any{
-		"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_argument")
+		"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_query")
 	// Relations: members of Apollo, and projects with bob as a member.
 	out = ok(t, masterCS, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{
 		"$relatedTo": map[string]any{"object": map[string]any{"__type": "Pointer", "className": "Project", "objectId": "pApollo001"}, "key": "members"}}})

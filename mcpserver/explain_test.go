@@ -53,13 +53,13 @@ func TestExplainQuery(t *testing.T) {
 	if idx := out["indexes_used"].([]any); out["full_scan"] != false || !slices.ContainsFunc(idx, func(v any) bool { return strings.Contains(v.(string), "project") }) {
 		t.Fatalf("pointer fields are indexed: %v", out)
 	}
-	fails(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_argument")
-	fails(t, cs, "explain_query", map[string]any{"class_name": "Nope"}, "not_found")
+	fails(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_query")
+	fails(t, cs, "explain_query", map[string]any{"class_name": "Nope"}, "access_denied")
 }
 
 func TestExplainRefusesLargeFullScan(t *testing.T) {
 	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3}), "")
-	out := fails(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "Fuel leak"}}, tools.CodeFullScan)
+	out := fails(t, cs, "explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "Fuel leak"}}, tools.CodeSecurityBlocked)
 	d := out["details"].(map[string]any)
 	if d["row_count"] != 5.0 || d["threshold"] != 3.0 || !strings.Contains(out["error"].(string), "an index on title") {
 		t.Fatalf("refusal: %v", out)
@@ -81,7 +81,7 @@ func TestQueryToolsRefuseLargeFullScans(t *testing.T) {
 
 	cs := connect(t, explainServer(t, tools.Config{FullScanThreshold: 3, RefuseFullScans: true, FullScanAllowed: []string{"Comment"}}), "")
 	for _, tool := range []string{"query_class", "count_objects", "export_data"} {
-		out := fails(t, cs, tool, map[string]any{"class_name": "Ticket", "where": where}, tools.CodeFullScan)
+		out := fails(t, cs, tool, map[string]any{"class_name": "Ticket", "where": where}, tools.CodeSecurityBlocked)
 		if d := out["details"].(map[string]any); d["row_count"] != 5.0 || !strings.Contains(out["error"].(string), "an index on title") {
 			t.Fatalf("%s refusal: %v", tool, out)
 		}
@@ -105,7 +105,7 @@ func TestQueryToolsRefuseLargeFullScansPostgres(t *testing.T) {
 
 	cs := connect(t, explainServerOn(t, st, tools.Config{FullScanThreshold: 1000, RefuseFullScans: true, FullScanAllowed: []string{"Ticket"}}), "")
 	for _, tool := range []string{"query_class", "count_objects", "export_data"} {
-		out := fails(t, cs, tool, map[string]any{"class_name": "Thing", "where": where}, tools.CodeFullScan)
+		out := fails(t, cs, tool, map[string]any{"class_name": "Thing", "where": where}, tools.CodeSecurityBlocked)
 		if d := out["details"].(map[string]any); d["row_count"] != 5000.0 || !strings.Contains(out["error"].(string), "an index on name") {
 			t.Fatalf("%s refusal: %v", tool, out)
 		}

@@ -425,10 +425,10 @@ uBob000002,2025-01-02T00:00:00.000Z,2025-01-02T00:00:00.000Z,,bob
 	sameText(t, "bob's nested include", `objectId,createdAt,updatedAt,due,priority,project,project.active,project.budget,project.meta,project.name,project.owner,project.owner.emailVerified,project.owner.username,project.tags,status,title
 t000000003,2025-05-03T00:00:00.000Z,2025-05-03T00:00:00.000Z,,2,pBorealis2,false,250,"{""plan"":""free""}",Borealis,uBob000002,,bob,"[""arctic""]",open,Ice survey
 `, out)
-	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "where": map[string]any{"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_argument")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "where": map[string]any{"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_query")
 	// Class-level permissions and hidden classes.
 	fails(t, bobCS, "export_data", map[string]any{"class_name": "Payroll"}, "permission_denied")
-	fails(t, bobCS, "export_data", map[string]any{"class_name": "_Session"}, "not_found")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "_Session"}, "access_denied")
 
 	// The Admin role sees Comet, not Borealis.
 	admin := connect(t, newServer(t, st, agent.Readonly, agent.Identity{Mode: agent.AuthRole, Roles: []string{"Admin"}}), "")
@@ -485,7 +485,7 @@ func TestExportBadInput(t *testing.T) {
 		msg  string // the exact message, or a substring when it starts with "~"
 	}{
 		{map[string]any{}, "invalid_argument", `argument "class_name" is required`},
-		{map[string]any{"class_name": "Nope"}, "not_found", `class "Nope" was not found (or is not accessible to this agent)`},
+		{map[string]any{"class_name": "Nope"}, "access_denied", `class "Nope" was not found (or is not accessible to this agent)`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"title", "nope"}}, "invalid_argument", `columns[1] "nope": unknown field "nope" on class Ticket`},
 		{map[string]any{"class_name": "Ticket", "keys": []any{"nope"}}, "invalid_argument", `keys[0] "nope": unknown field "nope" on class Ticket`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"project.nope"}}, "invalid_argument", `columns[0] "project.nope": unknown field "nope" on class Project (the target of "project")`},
@@ -511,13 +511,13 @@ func TestExportBadInput(t *testing.T) {
 		{map[string]any{"class_name": "Ticket", "limit": 10001}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 10001`},
 		{map[string]any{"class_name": "Ticket", "limit": -5}, "invalid_argument", `argument "limit" must be between 1 and 10000, got -5`},
 		{map[string]any{"class_name": "Ticket", "skip": -1}, "invalid_argument", `~"skip"`},
-		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_argument", `where.nope: unknown field "nope" on class Ticket`},
+		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_query", `where.nope: unknown field "nope" on class Ticket`},
 		{map[string]any{"class_name": "Ticket", "where": "{oops"}, "invalid_argument", `~where`},
-		{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_argument", `~unknown field "nope"`},
+		{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_query", `~unknown field "nope"`},
 		{map[string]any{"class_name": "Ticket", "include": []any{"title"}}, "invalid_argument", `~only Pointer fields`},
 		{map[string]any{"class_name": "Ticket", "include": []any{"nope"}}, "invalid_argument", `~unknown field`},
-		{map[string]any{"class_name": "Ticket", "include": []any{"project.nope"}}, "invalid_argument", `~"nope": unknown field on class Project`},
-		{map[string]any{"class_name": "Ticket", "columns": []any{"title"}, "include": []any{"project.owner.a.b"}}, "invalid_argument", `~at most 3 pointers deep`},
+		{map[string]any{"class_name": "Ticket", "include": []any{"project.nope"}}, "invalid_query", `~"nope": unknown field on class Project`},
+		{map[string]any{"class_name": "Ticket", "columns": []any{"title"}, "include": []any{"project.owner.a.b"}}, "invalid_query", `~at most 3 pointers deep`},
 		{map[string]any{"class_name": "Ticket", "row_cap": 5}, "invalid_argument", `unknown argument "row_cap"`},
 	} {
 		out := fails(t, cs, "export_data", tc.args, tc.code)

@@ -36,6 +36,7 @@ func TestFederationToolFilterNamesRemoteTools(t *testing.T) {
 			srv := fedServer(t, w, mcpserver.Options{}, func() *agent.Agent {
 				a := agent.New(agent.Admin, master) // describe_agent needs admin
 				a.Policy.Tools = c.filter
+				a.Policy.Introspection = true
 				return a
 			})
 			cs := connect(t, srv, "")

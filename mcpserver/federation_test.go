@@ -348,9 +348,12 @@ func TestFederationListChangedOnAnnounce(t *testing.T) {
 
 // denied calls a tool that must be refused with permission_denied of kind,
 // its message holding msg.
+// The error_code each may-call refusal kind travels under.
+var deniedCodes = map[string]string{"permission_tier": "permission_denied", "token_scope": "permission_denied", "token_team": "permission_denied", "tool_filtered": "tool_filtered"}
+
 func denied(t *testing.T, cs *mcp.ClientSession, name, kind, msg string) {
 	t.Helper()
-	out := fails(t, cs, name, map[string]any{}, "permission_denied")
+	out := fails(t, cs, name, map[string]any{}, deniedCodes[kind])
 	d, _ := out["details"].(map[string]any)
 	if d["kind"] != kind || !strings.Contains(out["error"].(string), msg) {
 		t.Errorf("%s: refused with %v (%v), want kind %s and %q", name, out["error"], d, kind, msg)

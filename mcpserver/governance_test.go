@@ -45,6 +45,7 @@ func rawCall(t *testing.T, cs *mcp.ClientSession, name string, args any) string 
 func TestDescribeAgent(t *testing.T) {
 	st := fixtureStore(t)
 	p := supportPolicy(t)
+	p.Introspection = true
 	cs := connect(t, agentServer(t, st, agent.Gates{WriteTools: true}, func() *agent.Agent {
 		a := agent.New(agent.Admin, aliceID)
 		a.Policy = p
@@ -125,8 +126,10 @@ func TestDescribeAgent(t *testing.T) {
 
 func TestWouldPermit(t *testing.T) {
 	st := fixtureStore(t)
-	cs := govClient(t, st, agent.Gates{}, agent.Admin, aliceID, supportPolicy(t))
-	plain := govClient(t, st, agent.Gates{WriteTools: true}, agent.Admin, aliceID, agent.Policy{Catalog: ticketCatalog(t)})
+	p := supportPolicy(t)
+	p.Introspection = true
+	cs := govClient(t, st, agent.Gates{}, agent.Admin, aliceID, p)
+	plain := govClient(t, st, agent.Gates{WriteTools: true}, agent.Admin, aliceID, agent.Policy{Catalog: ticketCatalog(t), Introspection: true})
 	const crudGate = "tool create_object is disabled by the operator. Required: PARSEMCP_ALLOW_WRITE_TOOLS=true AND PARSEMCP_ALLOW_RAW_CRUD=true." + crudHint
 	for _, tc := range []struct {
 		cs   *mcp.ClientSession
@@ -159,8 +162,8 @@ func TestWouldPermit(t *testing.T) {
 		}
 	}
 	// The verdicts match what the calls do.
-	refused(t, cs, "export_data", map[string]any{"class_name": "Ticket"}, "permission_denied", "tool_filtered", "tool export_data is not available to this agent")
-	fails(t, cs, "query_class", map[string]any{"class_name": "Payroll"}, "not_found")
+	refused(t, cs, "export_data", map[string]any{"class_name": "Ticket"}, "tool_filtered", "tool_filtered", "tool export_data is not available to this agent")
+	fails(t, cs, "query_class", map[string]any{"class_name": "Payroll"}, "access_denied")
 	fails(t, plain, "query_class", map[string]any{"class_name": "Payroll"}, "permission_denied")
 	fails(t, cs, "would_permit", map[string]any{}, "invalid_argument")
 }

@@ -72,7 +72,7 @@ func TestSessionTokenNeverLeaves(t *testing.T) {
 	}
 	// _Session is hidden from every agent unless the policy unhides it.
 	hidden := govClient(t, st, allGates, agent.Admin, master, agent.Policy{})
-	refused(t, hidden, "query_class", map[string]any{"class_name": parse.ClassSession}, "not_found", "class_not_found", `class "_Session" was not found (or is not accessible to this agent)`)
+	refused(t, hidden, "query_class", map[string]any{"class_name": parse.ClassSession}, "access_denied", "class_not_found", `class "_Session" was not found (or is not accessible to this agent)`)
 	unhide := agent.Policy{Catalog: &agent.Catalog{Classes: map[string]*agent.ClassMeta{parse.ClassSession: {Hidden: agent.HiddenExceptMaster}}}}
 	cs := govClient(t, st, allGates, agent.Admin, master, unhide)
 	for _, c := range []struct {

@@ -481,7 +481,7 @@ func TestHugeWhereRefused(t *testing.T) {
 	for i := range 5000 {
 		ors = append(ors, map[string]any{"title": fmt.Sprint("t", i)})
 	}
-	e := fails(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"$or": ors}}, "invalid_argument")
+	e := fails(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"$or": ors}}, "invalid_query")
 	if msg, _ := e["error"].(string); !strings.Contains(msg, "at most 300") {
 		t.Fatalf("refusal: %v", e)
 	}

@@ -47,7 +47,7 @@ func TestHTTPTransport(t *testing.T) {
 			if got := ids(out["results"]); !slices.Equal(got, []string{"t000000001", "t000000003", "t000000005"}) {
 				t.Fatalf("query over HTTP: %v", got)
 			}
-			fails(t, cs, "count_objects", map[string]any{"class_name": "Nope"}, "not_found")
+			fails(t, cs, "count_objects", map[string]any{"class_name": "Nope"}, "access_denied")
 			if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "parse://Ticket/count"}); err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -354,6 +355,27 @@ func TestListChanged(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the new tool is not listed")
+	}
+	// Registering the name again replaces the application's tool (the
+	// reference guide's behaviour): listed and called anew.
+	if err := reg.Register(&tools.Tool{Name: "added_later", Description: "v2", Permission: agent.Readonly, ReadOnly: true,
+		Handler: func(context.Context, *tools.Call) (any, error) { return map[string]any{"v": 2}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(&tools.Tool{Name: "query_class", Description: "mine", Permission: agent.Readonly, ReadOnly: true,
+		Handler: func(context.Context, *tools.Call) (any, error) { return map[string]any{}, nil }}); !errors.Is(err, tools.ErrBuiltinTool) {
+		t.Fatalf("replacing a built-in: %v", err)
+	}
+	if lt, err = cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range lt.Tools {
+		if tl.Name == "added_later" && tl.Description != "v2" || tl.Name == "query_class" && tl.Description == "mine" {
+			t.Fatalf("after re-registering: %s is described %q", tl.Name, tl.Description)
+		}
+	}
+	if out := ok(t, cs, "added_later", map[string]any{}); out["v"] != 2.0 {
+		t.Fatalf("the replaced tool answered %v", out)
 	}
 	if err := preg.Register(prompts.Prompt{Name: "added_prompt", Description: "x",
 		Render: func(context.Context, prompts.Env, map[string]string) (prompts.Rendered, error) {

@@ -16,16 +16,21 @@ import (
 
 // The layers agent.MayCall judges a tool by; a refusal of any other kind
 // (clp, invalid_argument, ...) comes after the tool was let through.
-var mayCallKinds = []string{"permission_tier", "tool_filtered", "env_gate", "token_scope", "token_team"}
+var mayCallKinds = []string{"permission_tier", "operator_only", "tool_filtered", "env_gate", "token_scope", "token_team"}
+
+// mayCallCodes are the error codes its refusals travel under.
+var mayCallCodes = []any{"permission_denied", "tool_filtered", "access_denied"}
 
 // Listing, calling and would_permit give one answer for every tool, under
-// every tier, tool filter, personal access token and operator gate: a
+// every tier, tool filter, personal access token, operator gate and
+// introspection switch (the operator-only tools): a
 // tool is listed by tools/list, by the list_tools tool and by GET /tools
 // exactly when a call of it passes the tool layer (is not refused with
 // one of MayCall's kinds), and exactly when would_permit says allowed.
 // would_permit and list_tools are themselves tools: where the agent may
-// not call them (would_permit needs the admin tier), their answer is the
-// refusal, which agrees with their absence from the listings.
+// not call them (would_permit needs the admin tier and a policy exposing
+// it), their answer is the refusal, which agrees with their absence from
+// the listings.
 func TestListingCallingAndWouldPermitAgree(t *testing.T) {
 	var names []string
 	for _, tl := range tools.NewRegistry().List() {
@@ -50,11 +55,13 @@ func TestListingCallingAndWouldPermitAgree(t *testing.T) {
 		for fname, filter := range filters {
 			for tname, token := range tokens {
 				for gname, g := range gates {
-					t.Run(fmt.Sprintf("%s/%s/%s/%s", tier, fname, tname, gname), func(t *testing.T) {
-						a, r := agreement(t, tier, filter, token, g, names)
-						allowed += a
-						refused += r
-					})
+					for _, intro := range []bool{false, true} {
+						t.Run(fmt.Sprintf("%s/%s/%s/%s/introspection=%v", tier, fname, tname, gname, intro), func(t *testing.T) {
+							a, r := agreement(t, tier, filter, token, g, intro, names)
+							allowed += a
+							refused += r
+						})
+					}
 				}
 			}
 		}
@@ -64,11 +71,12 @@ func TestListingCallingAndWouldPermitAgree(t *testing.T) {
 	}
 }
 
-func agreement(t *testing.T, tier agent.Permission, filter agent.NameFilter, token *agent.TokenScope, g agent.Gates, names []string) (allowed, refused int) {
+func agreement(t *testing.T, tier agent.Permission, filter agent.NameFilter, token *agent.TokenScope, g agent.Gates, intro bool, names []string) (allowed, refused int) {
 	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), ToolConfig: mcpserverToolConfig(g),
 		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 			a := agent.New(tier, master)
 			a.Policy.Tools = filter
+			a.Policy.Introspection = intro
 			a.Token = token
 			return a, nil
 		}})
@@ -123,7 +131,7 @@ func agreement(t *testing.T, tier agent.Permission, filter agent.NameFilter, tok
 		out, isErr := call(t, cs, name, map[string]any{})
 		details, _ := out["details"].(map[string]any)
 		kind, _ := details["kind"].(string)
-		passes := !(isErr && out["error_code"] == "permission_denied" && slices.Contains(mayCallKinds, kind))
+		passes := !(isErr && slices.Contains(mayCallCodes, out["error_code"]) && slices.Contains(mayCallKinds, kind))
 		if passes {
 			allowed++
 		} else {

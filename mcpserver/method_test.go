@@ -119,12 +119,12 @@ func TestCallMethod(t *testing.T) {
 		before := readObject(t, m, "Ticket", "t000000001")
 		for _, args := range []map[string]any{closeArgs, dryClose} {
 			refused(t, ro, "call_method", args, "permission_denied", "permission_tier", "method Ticket.close needs write permission; this agent is readonly")
-			refused(t, closed, "call_method", args, "permission_denied", "env_gate", "method Ticket.close is disabled by the operator. Required: PARSEMCP_ALLOW_WRITE_TOOLS=true.")
-			refused(t, except, "call_method", args, "permission_denied", "method_filtered", "method Ticket.close is not available to this agent")
-			refused(t, only, "call_method", args, "permission_denied", "method_filtered", "method Ticket.close is not available to this agent")
+			refused(t, closed, "call_method", args, "access_denied", "env_gate", "method Ticket.close is disabled by the operator. Required: PARSEMCP_ALLOW_WRITE_TOOLS=true.")
+			refused(t, except, "call_method", args, "tool_filtered", "method_filtered", "method Ticket.close is not available to this agent")
+			refused(t, only, "call_method", args, "tool_filtered", "method_filtered", "method Ticket.close is not available to this agent")
 		}
 		refused(t, bobW, "call_method", map[string]any{"class_name": "Ticket", "method_name": "purge", "object_id": "t000000001"}, "permission_denied", "permission_tier", "method Ticket.purge needs admin permission; this agent is write")
-		refused(t, adminW, "call_method", map[string]any{"class_name": "Ticket", "method_name": "purge", "object_id": "t000000001", "dry_run": true}, "permission_denied", "env_gate", "method Ticket.purge is disabled by the operator. Required: PARSEMCP_ALLOW_SCHEMA_OPS=true.")
+		refused(t, adminW, "call_method", map[string]any{"class_name": "Ticket", "method_name": "purge", "object_id": "t000000001", "dry_run": true}, "access_denied", "env_gate", "method Ticket.purge is disabled by the operator. Required: PARSEMCP_ALLOW_SCHEMA_OPS=true.")
 		ok(t, only, "call_method", map[string]any{"class_name": "Ticket", "method_name": "summary"})
 		unchanged(t, m, "Ticket", "t000000001", before)
 
@@ -137,8 +137,8 @@ func TestCallMethod(t *testing.T) {
 			{map[string]any{"class_name": "Ticket", "method_name": "open_ticket", "object_id": "t000000001", "arguments": map[string]any{"title": "x"}}, "invalid_argument", "method Ticket.open_ticket is a class method: it takes no object_id"},
 			{map[string]any{"class_name": "Ticket", "method_name": "nope"}, "invalid_argument", `class Ticket declares no method "nope"`},
 			{map[string]any{"class_name": "Ticket"}, "invalid_argument", `argument "method_name" is required`},
-			{map[string]any{"class_name": "Nope", "method_name": "close"}, "not_found", `class "Nope" was not found (or is not accessible to this agent)`},
-			{map[string]any{"class_name": "_Session", "method_name": "close"}, "not_found", `class "_Session" was not found (or is not accessible to this agent)`},
+			{map[string]any{"class_name": "Nope", "method_name": "close"}, "access_denied", `class "Nope" was not found (or is not accessible to this agent)`},
+			{map[string]any{"class_name": "_Session", "method_name": "close"}, "access_denied", `class "_Session" was not found (or is not accessible to this agent)`},
 			// a row bob cannot write is not found
 			{map[string]any{"class_name": "Ticket", "method_name": "close", "object_id": "t000000005"}, "not_found", "Object not found: Ticket#t000000005"},
 		} {

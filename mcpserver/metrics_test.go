@@ -27,7 +27,7 @@ func TestMetrics(t *testing.T) {
 	defer cs.Close()
 	ok(t, cs, "count_objects", countTicket)
 	ok(t, cs, "count_objects", countTicket)
-	fails(t, cs, "get_schema", map[string]any{"class_name": "Nope"}, "not_found")
+	fails(t, cs, "get_schema", map[string]any{"class_name": "Nope"}, "access_denied")
 	fails(t, cs, "count_objects", countTicket, "rate_limited")
 
 	resp, err := http.Get(ts.URL + "/metrics")
@@ -40,7 +40,7 @@ func TestMetrics(t *testing.T) {
 	for _, want := range []string{
 		`parsemcp_tool_calls_total{outcome="ok",tool="count_objects"} 2`,
 		`parsemcp_tool_calls_total{outcome="error",tool="count_objects"} 1`,
-		`parsemcp_tool_errors_total{code="not_found",tool="get_schema"} 1`,
+		`parsemcp_tool_errors_total{code="access_denied",tool="get_schema"} 1`,
 		`parsemcp_tool_errors_total{code="rate_limited",tool="count_objects"} 1`,
 		`parsemcp_rate_limited_total{tool="count_objects"} 1`,
 		`parsemcp_tool_duration_seconds_count{tool="count_objects"} 3`,

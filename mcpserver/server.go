@@ -115,6 +115,9 @@ type Server struct {
 	log     *slog.Logger
 	// callChain runs a tool call through the pipeline's steps after route.
 	callChain Handler
+	// operators are the sessions of CallTool (*mcp.ServerSession): the
+	// operator at the shell, whose agent may call the operator-only tools.
+	operators sync.Map
 	config    *tools.Config
 	metrics   *Metrics
 
@@ -343,6 +346,11 @@ func (s *Server) resolveAgent(next Handler) Handler {
 		}
 		if a == nil {
 			return nil, &jsonrpc.Error{Code: CodeUnauthorized, Message: "Unauthorized"}
+		}
+		if sess := r.Params.GetSession(); sess != nil {
+			if _, op := s.operators.Load(sess); op {
+				a = a.WithIntrospection()
+			}
 		}
 		return next(context.WithValue(ctx, agentKey{}, a), r)
 	}

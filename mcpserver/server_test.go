@@ -163,7 +163,7 @@ func TestSchemaTools(t *testing.T) {
 	if out["indexes"] != nil { // unless the operator exposes them (TestExplainHiddenByDefault)
 		t.Fatalf("indexes: %v", out["indexes"])
 	}
-	fails(t, cs, "get_schema", map[string]any{"class_name": "NoSuchClass"}, "not_found")
+	fails(t, cs, "get_schema", map[string]any{"class_name": "NoSuchClass"}, "access_denied")
 	fails(t, cs, "get_schema", map[string]any{}, "invalid_argument")
 	fails(t, cs, "get_schema", map[string]any{"class_name": "Project", "extra": 1}, "invalid_argument")
 }
@@ -242,23 +242,23 @@ func TestQueryClass(t *testing.T) {
 			code string
 			msg  string
 		}{
-			{map[string]any{"class_name": "Nope"}, "not_found", `class "Nope" was not found`},
+			{map[string]any{"class_name": "Nope"}, "access_denied", `class "Nope" was not found`},
 			{map[string]any{"class_name": "Ticket", "where": "{not json"}, "invalid_argument", "where"},
 			{map[string]any{"class_name": "Ticket", "where": []any{1}}, "invalid_argument", "JSON object"},
-			{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_argument", `where.nope: unknown field "nope"`},
-			{map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": "high"}}, "invalid_argument", "where.priority"},
-			{map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$in": "open"}}}, "invalid_argument", "where.status.$in"},
-			{map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$bogus": 1}}}, "invalid_argument", "unknown operator $bogus"},
-			{map[string]any{"class_name": "Ticket", "where": map[string]any{"title": map[string]any{"$regex": "("}}}, "invalid_argument", "invalid regular expression"},
+			{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_query", `where.nope: unknown field "nope"`},
+			{map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": "high"}}, "invalid_query", "where.priority"},
+			{map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$in": "open"}}}, "invalid_query", "where.status.$in"},
+			{map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$bogus": 1}}}, "invalid_query", "unknown operator $bogus"},
+			{map[string]any{"class_name": "Ticket", "where": map[string]any{"title": map[string]any{"$regex": "("}}}, "invalid_query", "invalid regular expression"},
 			{map[string]any{"class_name": "Ticket", "limit": 0}, "invalid_argument", "between 1 and 1000"},
 			{map[string]any{"class_name": "Ticket", "limit": 1001}, "invalid_argument", "between 1 and 1000"},
 			{map[string]any{"class_name": "Ticket", "limit": "ten"}, "invalid_argument", `"limit"`},
 			{map[string]any{"class_name": "Ticket", "skip": -1}, "invalid_argument", "skip"},
-			{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_argument", "unknown field"},
-			{map[string]any{"class_name": "Ticket", "keys": []string{"nope"}}, "invalid_argument", "unknown field"},
+			{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_query", "unknown field"},
+			{map[string]any{"class_name": "Ticket", "keys": []string{"nope"}}, "invalid_query", "unknown field"},
 			{map[string]any{"class_name": "Ticket", "include": []string{"title"}}, "invalid_argument", "only Pointer fields"},
-			{map[string]any{"class_name": "Ticket", "include": []string{"project.nope"}}, "invalid_argument", `"nope": unknown field on class Project`},
-			{map[string]any{"class_name": "Ticket", "include": []string{"project.owner.a.b"}}, "invalid_argument", "at most 3 pointers deep"},
+			{map[string]any{"class_name": "Ticket", "include": []string{"project.nope"}}, "invalid_query", `"nope": unknown field on class Project`},
+			{map[string]any{"class_name": "Ticket", "include": []string{"project.owner.a.b"}}, "invalid_query", "at most 3 pointers deep"},
 			{map[string]any{"class_name": "Ticket", "bogus": true}, "invalid_argument", `unknown argument "bogus"`},
 		} {
 			out := fails(t, cs, "query_class", tc.args, tc.code)
@@ -274,7 +274,7 @@ func TestCountAndGet(t *testing.T) {
 	if out := ok(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open"}}); out["count"] != 3.0 {
 		t.Fatalf("count open = %v", out["count"])
 	}
-	fails(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$gt": nil}}}, "invalid_argument")
+	fails(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": map[string]any{"$gt": nil}}}, "invalid_query")
 
 	out := ok(t, cs, "get_object", map[string]any{"class_name": "Project", "object_id": "pApollo001", "include": []string{"owner"}})
 	obj := out["object"].(map[string]any)
@@ -336,7 +336,7 @@ func TestACLAndCLP(t *testing.T) {
 	if _, has := u["object"].(map[string]any)["email"]; has {
 		t.Fatal("email is protected for other users")
 	}
-	fails(t, bobCS, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "alice@example.com"}}, "invalid_argument")
+	fails(t, bobCS, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "alice@example.com"}}, "invalid_query")
 	// the include of a project bob cannot read is removed, as Parse
 	// Server does.
 	tk := ok(t, bobCS, "get_object", map[string]any{"class_name": "Ticket", "object_id": "t000000004", "include": []string{"project"}})
@@ -357,8 +357,8 @@ func TestACLAndCLP(t *testing.T) {
 			t.Fatal("_Session must be hidden")
 		}
 	}
-	a := fails(t, anon, "get_schema", map[string]any{"class_name": "_Session"}, "not_found")
-	b := fails(t, anon, "get_schema", map[string]any{"class_name": "_Nothing"}, "not_found")
+	a := fails(t, anon, "get_schema", map[string]any{"class_name": "_Session"}, "access_denied")
+	b := fails(t, anon, "get_schema", map[string]any{"class_name": "_Nothing"}, "access_denied")
 	if strings.ReplaceAll(a["error"].(string), "_Session", "X") != strings.ReplaceAll(b["error"].(string), "_Nothing", "X") {
 		t.Fatalf("hidden and unknown classes must look the same: %q vs %q", a["error"], b["error"])
 	}

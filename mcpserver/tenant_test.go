@@ -24,12 +24,12 @@ func TestTenantBypassAdmin(t *testing.T) {
 	if out := ok(t, admin, "count_objects", map[string]any{"class_name": "Ticket"}); out["count"] != float64(4) {
 		t.Fatalf("admin without a tenant, bypass_admin: count %v, want every tenant's 4", out["count"])
 	}
-	refused(t, admin, "count_objects", map[string]any{"class_name": "Project"}, "permission_denied", "tenant",
+	refused(t, admin, "count_objects", map[string]any{"class_name": "Project"}, "access_denied", "tenant",
 		"class Project is scoped by tenant and this agent has no tenant binding")
 
 	for _, tier := range []agent.Permission{agent.Readonly, agent.Write} {
 		cs := govClient(t, st, allGates, tier, user, pol)
-		refused(t, cs, "count_objects", map[string]any{"class_name": "Ticket"}, "permission_denied", "tenant",
+		refused(t, cs, "count_objects", map[string]any{"class_name": "Ticket"}, "access_denied", "tenant",
 			"class Ticket is scoped by tenant and this agent has no tenant binding")
 	}
 

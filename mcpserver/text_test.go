@@ -38,9 +38,9 @@ func TestTextSearchGoverned(t *testing.T) {
 
 			// _User.email is protected from other users: searching it reads
 			// as searching a field that does not exist.
-			protected := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": textSearch("example")}}, "invalid_argument")["error"].(string)
-			plain := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "x"}}, "invalid_argument")["error"].(string)
-			missing := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"emale": textSearch("example")}}, "invalid_argument")["error"].(string)
+			protected := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": textSearch("example")}}, "invalid_query")["error"].(string)
+			plain := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "x"}}, "invalid_query")["error"].(string)
+			missing := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"emale": textSearch("example")}}, "invalid_query")["error"].(string)
 			if protected != plain || protected != strings.ReplaceAll(missing, "emale", "email") {
 				t.Errorf("a $text on a protected field reads otherwise than an unknown one:\n %q\n %q\n %q", protected, plain, missing)
 			}
@@ -63,13 +63,13 @@ func TestTextSearchHiddenClassAndTenant(t *testing.T) {
 	user := agent.Identity{Mode: agent.AuthUser, UserID: bob}
 	cs := govClient(t, st, allGates, agent.Readonly, user, agent.Policy{Catalog: cat, TenantID: "open"})
 
-	hidden := fails(t, cs, "query_class", map[string]any{"class_name": "Project", "where": map[string]any{"name": textSearch("apollo")}}, "not_found")["error"]
-	none := fails(t, cs, "query_class", map[string]any{"class_name": "Nowhere", "where": map[string]any{"name": textSearch("apollo")}}, "not_found")["error"]
+	hidden := fails(t, cs, "query_class", map[string]any{"class_name": "Project", "where": map[string]any{"name": textSearch("apollo")}}, "access_denied")["error"]
+	none := fails(t, cs, "query_class", map[string]any{"class_name": "Nowhere", "where": map[string]any{"name": textSearch("apollo")}}, "access_denied")["error"]
 	if hidden != strings.ReplaceAll(none.(string), "Nowhere", "Project") {
 		t.Errorf("hidden class: %q, unknown class: %q", hidden, none)
 	}
 
-	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": textSearch("closed")}}, "permission_denied", "tenant_spoof",
+	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": textSearch("closed")}}, "access_denied", "tenant_spoof",
 		"the constraint on Ticket.status names another tenant than this agent's")
 	if got := ids(ok(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": textSearch("leak | survey | task")}})["results"]); !slices.Equal(got, []string{"t000000001", "t000000003"}) {
 		t.Errorf("tenant open: %v", got)

@@ -146,7 +146,10 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 
 // CallTool runs one tool through a real in-memory MCP session (the same
 // path as any client: agent factory, guard chain, result shaping) and
-// returns the structured result and whether it is a tool error.
+// returns the structured result and whether it is a tool error. It is the
+// operator's surface (parsemcp call): its agent may also call the
+// operator-only introspection tools (describe_agent, would_permit),
+// whatever its policy says; their tier still applies.
 func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (any, bool, error) {
 	return s.CallToolWithApproval(ctx, name, args, nil)
 }
@@ -162,6 +165,8 @@ func (s *Server) CallToolWithApproval(ctx context.Context, name string, args jso
 		return nil, false, err
 	}
 	defer ss.Close()
+	s.operators.Store(ss, struct{}{})
+	defer s.operators.Delete(ss)
 	var copts *mcp.ClientOptions
 	if approve != nil {
 		copts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

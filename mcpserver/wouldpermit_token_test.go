@@ -17,6 +17,7 @@ func TestWouldPermitAppliesTheTokenScope(t *testing.T) {
 	srv, err := mcpserver.New(mcpserver.Options{Store: fixtureStore(t), ToolConfig: mcpserverToolConfig(gates),
 		Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 			a := agent.New(agent.Admin, master) // would_permit needs admin
+			a.Policy.Introspection = true       // and a policy exposing it
 			a.Token = &agent.TokenScope{ID: "ro"}
 			return a, nil
 		}})

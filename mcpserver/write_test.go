@@ -97,8 +97,8 @@ func TestWriteToolsRoundTrip(t *testing.T) {
 	if out := ok(t, root, "delete_class", map[string]any{"class_name": "Widget"}); out["deleted"] != true {
 		t.Fatalf("delete_class: %v", out)
 	}
-	fails(t, m, "get_schema", map[string]any{"class_name": "Widget"}, "not_found")
-	refused(t, root, "delete_class", map[string]any{"class_name": "Widget"}, "not_found", "class_not_found", `class "Widget" was not found (or is not accessible to this agent)`)
+	fails(t, m, "get_schema", map[string]any{"class_name": "Widget"}, "access_denied")
+	refused(t, root, "delete_class", map[string]any{"class_name": "Widget"}, "access_denied", "class_not_found", `class "Widget" was not found (or is not accessible to this agent)`)
 }
 
 // Each raw tool needs both of its gates; the refusal names exactly the
@@ -148,15 +148,15 @@ func TestWriteGates(t *testing.T) {
 				for k, v := range args {
 					dry[k] = v
 				}
-				refused(t, cs, tool, args, "permission_denied", "env_gate", gateMsg(tool, crudHint, tc.crudVars...))
+				refused(t, cs, tool, args, "access_denied", "env_gate", gateMsg(tool, crudHint, tc.crudVars...))
 				// a preview does not pass a closed gate either
-				refused(t, cs, tool, dry, "permission_denied", "env_gate", gateMsg(tool, crudHint, tc.crudVars...))
+				refused(t, cs, tool, dry, "access_denied", "env_gate", gateMsg(tool, crudHint, tc.crudVars...))
 			}
 			for tool, args := range schema {
 				if has(names, tool) {
 					t.Errorf("%s listed with its gate closed", tool)
 				}
-				refused(t, cs, tool, args, "permission_denied", "env_gate", gateMsg(tool, "", tc.schemaVar...))
+				refused(t, cs, tool, args, "access_denied", "env_gate", gateMsg(tool, "", tc.schemaVar...))
 			}
 			out := ok(t, cs, "list_tools", map[string]any{"category": "mutation"})
 			for _, tool := range out["tools"].([]any) {
@@ -172,7 +172,7 @@ func TestWriteGates(t *testing.T) {
 	if got := readObject(t, m, "Ticket", "t000000001"); got["title"] != "Fuel leak" {
 		t.Fatalf("t000000001 changed: %v", got)
 	}
-	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "not_found")
+	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "access_denied")
 }
 
 // The tier is checked before the gate and the filter; a tool filter
@@ -217,8 +217,8 @@ func TestToolFilter(t *testing.T) {
 			t.Fatalf("list_tools shows filtered %s", n)
 		}
 	}
-	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket"}, "permission_denied", "tool_filtered", strings.Replace(filtered, "%s", "query_class", 1))
-	refused(t, cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": "t000000001"}, "permission_denied", "tool_filtered", strings.Replace(filtered, "%s", "delete_object", 1))
+	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket"}, "tool_filtered", "tool_filtered", strings.Replace(filtered, "%s", "query_class", 1))
+	refused(t, cs, "delete_object", map[string]any{"class_name": "Ticket", "object_id": "t000000001"}, "tool_filtered", "tool_filtered", strings.Replace(filtered, "%s", "delete_object", 1))
 	m := connect(t, newServer(t, st, agent.Readonly, master), "")
 	if readObject(t, m, "Ticket", "t000000001") == nil {
 		t.Fatal("filtered delete_object deleted")
@@ -229,7 +229,7 @@ func TestToolFilter(t *testing.T) {
 		t.Fatalf("only: tools/list %v", got)
 	}
 	ok(t, only, "count_objects", map[string]any{"class_name": "Ticket"})
-	refused(t, only, "get_schema", map[string]any{"class_name": "Ticket"}, "permission_denied", "tool_filtered", strings.Replace(filtered, "%s", "get_schema", 1))
+	refused(t, only, "get_schema", map[string]any{"class_name": "Ticket"}, "tool_filtered", "tool_filtered", strings.Replace(filtered, "%s", "get_schema", 1))
 
 	// The HTTP catalog applies the same tier, filter and gates.
 	ts := httpServer(t, agentServer(t, st, agent.Gates{WriteTools: true, RawCRUD: true}, policyAgent(agent.Write, master, agent.Policy{Tools: agent.NameFilter{Except: []string{"delete_object"}}})))
@@ -348,7 +348,7 @@ func TestWriteClassNotFoundIsUniform(t *testing.T) {
 	var first map[string]any
 	for _, class := range []string{"Nope", "_Session", "Payroll"} {
 		for _, dry := range []bool{false, true} {
-			out := fails(t, cs, "create_object", map[string]any{"class_name": class, "object": map[string]any{"x": 1}, "dry_run": dry}, "not_found")
+			out := fails(t, cs, "create_object", map[string]any{"class_name": class, "object": map[string]any{"x": 1}, "dry_run": dry}, "access_denied")
 			out["error"] = strings.Replace(out["error"].(string), `"`+class+`"`, `"X"`, 1)
 			if first == nil {
 				first = out
@@ -359,7 +359,7 @@ func TestWriteClassNotFoundIsUniform(t *testing.T) {
 			if d := cmp.Diff(first, out); d != "" {
 				t.Errorf("%s (dry %v) differs from an unknown class:\n%s", class, dry, d)
 			}
-			out = fails(t, cs, "delete_object", map[string]any{"class_name": class, "object_id": "abc"}, "not_found")
+			out = fails(t, cs, "delete_object", map[string]any{"class_name": class, "object_id": "abc"}, "access_denied")
 			out["error"] = strings.Replace(out["error"].(string), `"`+class+`"`, `"X"`, 1)
 			if d := cmp.Diff(first, out); d != "" {
 				t.Errorf("delete_object %s differs:\n%s", class, d)
@@ -462,7 +462,7 @@ func TestWriteDryRun(t *testing.T) {
 	if out["would_create_class"].(map[string]any)["fields"].(map[string]any)["size"] != "Number" {
 		t.Fatalf("create_class dry run: %v", out)
 	}
-	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "not_found")
+	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "access_denied")
 	refused(t, root, "create_class", map[string]any{"class_name": "Ticket", "dry_run": true}, "invalid_argument", "", "class already exists: Ticket")
 	refused(t, root, "create_class", map[string]any{"class_name": "Ticket"}, "invalid_argument", "", "class already exists: Ticket")
 
@@ -485,7 +485,7 @@ func TestClassTools(t *testing.T) {
 		refused(t, alicesAdmin, "create_class", map[string]any{"class_name": "Gadget", "dry_run": dry}, "permission_denied", "master_required", "schema changes need an agent acting with the master key")
 		refused(t, alicesAdmin, "delete_class", map[string]any{"class_name": "Ticket", "dry_run": dry}, "permission_denied", "master_required", "schema changes need an agent acting with the master key")
 	}
-	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "not_found")
+	fails(t, m, "get_schema", map[string]any{"class_name": "Gadget"}, "access_denied")
 	ok(t, m, "get_schema", map[string]any{"class_name": "Ticket"})
 
 	root := govClient(t, st, allGates, agent.Admin, master, agent.Policy{})
@@ -504,6 +504,7 @@ func TestClassTools(t *testing.T) {
 		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"s": map[string]any{"type": "String", "targetClass": "_User"}}}, "fields.s: targetClass is only for Pointer and Relation fields"},
 		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"objectId": map[string]any{"type": "Number"}}}, "fields.objectId: objectId is a default field of every class and cannot be defined"},
 		{"create_class", map[string]any{"class_name": "G", "class_level_permissions": map[string]any{"finds": map[string]any{}}}, `argument "class_level_permissions": unknown field "finds"`},
+		{"create_class", map[string]any{"class_name": "G", "fields": map[string]any{"p": map[string]any{"type": "Pointer", "targetClass": "Ghost"}}}, `field "p" points to class "Ghost", which was not found`},
 	} {
 		for _, dry := range []bool{false, true} {
 			args := map[string]any{"dry_run": dry}
@@ -520,7 +521,7 @@ func TestClassTools(t *testing.T) {
 		refused(t, hider, "create_class", map[string]any{"class_name": "G", "dry_run": dry, "fields": map[string]any{"p": map[string]any{"type": "Pointer", "targetClass": "Payroll"}}},
 			"invalid_argument", "", `field "p" points to class "Payroll", which was not found`)
 	}
-	fails(t, m, "get_schema", map[string]any{"class_name": "G"}, "not_found")
+	fails(t, m, "get_schema", map[string]any{"class_name": "G"}, "access_denied")
 }
 
 // Tool annotations: reads are read-only; create is additive; update and

@@ -52,9 +52,10 @@ func (t FieldType) Valid() bool {
 
 // The special (system) classes.
 const (
-	ClassUser    = "_User"
-	ClassRole    = "_Role"
-	ClassSession = "_Session"
+	ClassUser         = "_User"
+	ClassRole         = "_Role"
+	ClassSession      = "_Session"
+	ClassInstallation = "_Installation"
 )
 
 // Fields every class has.
@@ -163,7 +164,7 @@ func ValidClassName(name string) bool {
 // (a database it wrote may hold any of them) and _AgentAudit, this
 // server's audit trail.
 var systemClasses = map[string]bool{
-	ClassUser: true, ClassRole: true, ClassSession: true, "_Installation": true, "_Product": true,
+	ClassUser: true, ClassRole: true, ClassSession: true, ClassInstallation: true, "_Product": true,
 	"_PushStatus": true, "_JobStatus": true, "_JobSchedule": true, "_Hooks": true, "_GlobalConfig": true,
 	"_GraphQLConfig": true, "_Audience": true, "_Idempotency": true, "_AgentAudit": true,
 	"_AccessToken": true, // this server's personal access tokens

@@ -104,6 +104,8 @@ func (p *Policy) build(ctx context.Context, name string, st store.Store, header 
 			Classes:  cloneNameFilter(prof.Classes),
 			Methods:  cloneNameFilter(prof.Methods),
 			Catalog:  p.Catalog,
+			// The operator-only tools, when the profile exposes them.
+			Introspection: prof.Introspection,
 		}
 		if len(prof.Filters) > 0 {
 			a.Policy.Filters = []agent.ClassFilters{cloneFilters(prof.Filters)}

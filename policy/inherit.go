@@ -54,7 +54,7 @@ func (b *builder) parents(pol *Policy) {
 		slices.Reverse(chain) // root first
 		root := chain[0]
 		a := agent.New(root.Permission, agent.Identity{Mode: agent.AuthMaster})
-		a.Policy = agent.Policy{Name: root.Name, TenantID: root.Tenant, Tools: root.Tools, Classes: root.Classes, Methods: root.Methods}
+		a.Policy = agent.Policy{Name: root.Name, TenantID: root.Tenant, Tools: root.Tools, Classes: root.Classes, Methods: root.Methods, Introspection: root.Introspection}
 		a.SetDepth(pol.rootDepth(root))
 		ids := []IdentitySpec{root.Identity}
 		for i, c := range chain[1:] {
@@ -138,6 +138,6 @@ func subOptions(c *Profile, id *agent.Identity) agent.SubOptions {
 	return agent.SubOptions{
 		Name: c.Name, Permission: &perm, Identity: id, TenantID: c.Tenant,
 		Tools: c.Tools, Classes: c.Classes, Methods: c.Methods,
-		Filters: cloneFilters(c.Filters), Depth: c.Depth,
+		Filters: cloneFilters(c.Filters), Depth: c.Depth, Introspection: c.Introspection,
 	}
 }

@@ -78,6 +78,9 @@ type Profile struct {
 	// Depth, when positive, tightens the sub-agent budget (0: inherit the
 	// parent's, or Settings.RecursionDepth for a top-level profile).
 	Depth int
+	// Introspection exposes the operator-only tools (describe_agent,
+	// would_permit) to the profile's model: agent.Policy.Introspection.
+	Introspection bool
 }
 
 // IdentityKind says how a profile's identity is established.

@@ -26,7 +26,7 @@ func (b *builder) profile(pol *Policy, name string, rp *rawProfile) *Profile {
 	if rp == nil {
 		rp = &rawProfile{}
 	}
-	prof := &Profile{Name: name, Parent: rp.Parent, Tenant: rp.Tenant}
+	prof := &Profile{Name: name, Parent: rp.Parent, Tenant: rp.Tenant, Introspection: rp.Introspection}
 	if rp.Permission != "" {
 		perm, err := agent.ParsePermission(rp.Permission)
 		if err != nil {
@@ -78,6 +78,9 @@ func (b *builder) profile(pol *Policy, name string, rp *rawProfile) *Profile {
 		if w := b.where(&n, fp); w != nil {
 			prof.Filters[class] = w
 		}
+	}
+	if prof.Introspection && prof.Permission != agent.Admin {
+		b.errAt(p.k("introspection"), 0, "describe_agent and would_permit are admin tools: introspection needs permission: admin")
 	}
 	if rp.Depth != nil {
 		switch d := *rp.Depth; {

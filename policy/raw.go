@@ -38,6 +38,8 @@ type rawProfile struct {
 	Filters    map[string]yaml.Node `yaml:"filters"`
 	Parent     string               `yaml:"parent"`
 	Depth      *int                 `yaml:"depth"`
+	// Introspection exposes describe_agent and would_permit to the model.
+	Introspection bool `yaml:"introspection"`
 }
 
 type rawKey struct {

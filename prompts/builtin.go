@@ -228,7 +228,11 @@ func countBy() Prompt {
 			var b strings.Builder
 			fmt.Fprintf(&b, "Count the objects of the Parse class %s grouped by the value of its %s field %s.\n\nSteps:\n", cls, f.Type, fname)
 			fmt.Fprintf(&b, "1. %s: the total, to check the breakdown against.\n", call("count_objects", map[string]any{"class_name": cls}))
-			fmt.Fprintf(&b, "2. Call list_tools {\"category\":\"aggregate\"}. If it lists group_by, call %s, use its answer and go to step 4.\n", call("group_by", map[string]any{"class_name": cls, "field": fname, "operation": "count"}))
+			groupArgs := map[string]any{"class_name": cls, "field": fname, "operation": "count"}
+			if f.Type == parse.TypeArray {
+				groupArgs["flatten_arrays"] = true // by element, as step 3 counts
+			}
+			fmt.Fprintf(&b, "2. Call list_tools {\"category\":\"aggregate\"}. If it lists group_by, call %s, use its answer and go to step 4.\n", call("group_by", groupArgs))
 			b.WriteString("3. Otherwise count each group with count_objects:\n")
 			order := fname
 			if f.Type == parse.TypeArray {

@@ -214,7 +214,7 @@ func TestTextsNameToolsAndArguments(t *testing.T) {
 			`get_objects {"class_name":"Project","ids":`,
 		}},
 		{"count_by", map[string]string{"class_name": "Ticket", "group_by": "estimate"}, []string{`{"estimate":{"$gte":<low>,"$lt":<high>}}`}},
-		{"count_by", map[string]string{"class_name": "Ticket", "group_by": "tags"}, []string{`"order":"objectId"`, `{"tags":"<element>"}`}},
+		{"count_by", map[string]string{"class_name": "Ticket", "group_by": "tags"}, []string{`"order":"objectId"`, `{"tags":"<element>"}`, `group_by {"class_name":"Ticket","field":"tags","flatten_arrays":true,"operation":"count"}`}},
 		{"count_by", map[string]string{"class_name": "Ticket", "group_by": "due"}, []string{`{"due":{"$gte":{"__type":"Date","iso":"<period start>"},"$lt":{"__type":"Date","iso":"<period end>"}}}`}},
 		{"recent_activity", validArgs["recent_activity"], []string{
 			`query_class {"class_name":"Ticket","limit":3,"order":"-createdAt"}`,

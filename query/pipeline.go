@@ -54,6 +54,10 @@ type Type struct {
 	// JSON marks a File, GeoPoint, Polygon or Bytes value held in its JSON
 	// form (taken out of an array or object) rather than its column form.
 	JSON bool `json:",omitempty"`
+	// IDOf names, for a String that is a Pointer's bare objectId (a
+	// pointer taken into $group), the class it points to. It says what
+	// the value means; it changes no rule (sameType ignores it).
+	IDOf string `json:",omitempty"`
 }
 
 // Field is one field of the rows flowing between stages.
@@ -88,10 +92,10 @@ func (t Type) scalar() bool {
 }
 
 // groupValue is the type a value takes inside $group: a pointer becomes
-// its bare objectId.
+// its bare objectId (a String that remembers the class, IDOf).
 func (t Type) groupValue() Type {
 	if t.Kind == parse.TypePointer {
-		return Type{Kind: parse.TypeString}
+		return Type{Kind: parse.TypeString, IDOf: t.Target}
 	}
 	return t
 }

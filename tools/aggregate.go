@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -56,12 +57,14 @@ type aggregateArgs struct {
 	CompactPointers *bool `json:"compact_pointers,omitempty"`
 }
 
-// expandPointers rewrites the pointer columns of rows (pc: the output
+// expandPointers rewrites the pointer columns of rows (ptrs: the output
 // fields holding Pointers, and their classes) into Parse's storage form:
-// the field becomes _p_<field> and its value <Class>$<objectId>.
-func expandPointers(rows []map[string]any, pc map[string]string) {
+// the field becomes _p_<field> and its value <Class>$<objectId>. A
+// pointer's bare objectId taken into $group stays bare, as Parse Server
+// gives it.
+func expandPointers(rows []map[string]any, ptrs map[string]string) {
 	for _, row := range rows {
-		for field, class := range pc {
+		for field, class := range ptrs {
 			v, ok := row[field]
 			if !ok {
 				continue
@@ -75,15 +78,31 @@ func expandPointers(rows []map[string]any, pc map[string]string) {
 	}
 }
 
-// pointerClasses lists the result fields that hold bare objectIds of a
-// class (pointers and pointer group keys), for the model to resolve.
-func pointerClasses(p *query.Pipeline) map[string]string {
-	out := map[string]string{}
+// pointerFields lists the result fields that hold a class's objects by
+// reference: Pointers (ptrs), and pointers' bare objectIds taken into
+// $group (ids: a group key on a pointer, $first of one, …).
+func pointerFields(p *query.Pipeline) (ptrs, ids map[string]string) {
+	ptrs, ids = map[string]string{}, map[string]string{}
 	for _, f := range p.Output {
-		if f.Type.Kind == parse.TypePointer && f.Type.Target != "" {
-			out[f.Name] = f.Type.Target
+		switch {
+		case f.Type.Kind == parse.TypePointer && f.Type.Target != "":
+			ptrs[f.Name] = f.Type.Target
+		case f.Type.Kind == parse.TypeString && f.Type.IDOf != "":
+			ids[f.Name] = f.Type.IDOf
 		}
 	}
+	return ptrs, ids
+}
+
+// pointerClasses is pointer_classes: every result field holding bare
+// objectIds of a class (pointers and pointer group keys), and its class,
+// for the model to resolve; nil when there is none.
+func pointerClasses(ptrs, ids map[string]string) map[string]string {
+	if len(ptrs)+len(ids) == 0 {
+		return nil
+	}
+	out := maps.Clone(ptrs)
+	maps.Copy(out, ids)
 	return out
 }
 
@@ -118,11 +137,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 			return nil, err
 		}
 	}
-	pc := pointerClasses(p)
+	ptrs, ids := pointerFields(p)
+	pc := pointerClasses(ptrs, ids)
 	compact := args.CompactPointers == nil || *args.CompactPointers
-	if len(pc) == 0 {
-		pc = nil
-	}
 	if args.DryRun {
 		if err := c.Scope.CheckPipeline(ctx, p); err != nil {
 			return nil, err
@@ -142,7 +159,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		rows = []map[string]any{}
 	}
 	if !compact {
-		expandPointers(rows, pc)
+		expandPointers(rows, ptrs)
 		pc = nil
 	}
 	res := &RowsResult{ClassName: sch.ClassName, PipelineStages: len(p.Stages), PointerClasses: pc, ResultCount: len(rows), Results: rows, all: rows}

@@ -29,7 +29,7 @@ func callMethodTool() *Tool {
 		Destructive: true, // some declared methods are
 		// would_permit judges the method named in method_name.
 		MethodArg: "method_name",
-		Timeout:   30 * time.Second,
+		Timeout:   60 * time.Second,
 		Input: schemaFor[callMethodArgs](map[string]*jsonschema.Schema{
 			"arguments": {Type: "object", Description: "see get_schema"},
 			"dry_run":   {Type: "boolean"},

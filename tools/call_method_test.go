@@ -64,11 +64,8 @@ func TestCallMethodPermissions(t *testing.T) {
 	ro.refused("call_method", args, tools.CodePermissionDenied, "method Ticket.close needs write permission; this agent is readonly")
 	filtered := master(agent.Write)
 	filtered.Policy.Methods = agent.NameFilter{Except: []string{"Ticket.close"}}
-	err := methods(t, filtered).refused("call_method", args, tools.CodePermissionDenied, "method Ticket.close is not available to this agent")
-	if err.Details["kind"] != "method_filtered" {
-		t.Fatalf("details: %v", err.Details)
-	}
-	methods(t, master(agent.Write)).withGates(agent.Gates{}).refused("call_method", args, tools.CodePermissionDenied, "PARSEMCP_ALLOW_WRITE_TOOLS")
+	methods(t, filtered).refused("call_method", args, withKind(tools.CodeToolFiltered, "method_filtered"), "method Ticket.close is not available to this agent")
+	methods(t, master(agent.Write)).withGates(agent.Gates{}).refused("call_method", args, envGate, "PARSEMCP_ALLOW_WRITE_TOOLS")
 	if ro.count("Ticket") != 5 {
 		t.Fatal("a refused method wrote")
 	}
@@ -100,7 +97,7 @@ func TestCallMethodArguments(t *testing.T) {
 		{map[string]any{"class_name": "Ticket", "method_name": "nope"}, tools.CodeInvalidArgument, `class Ticket declares no method "nope"`},
 		{map[string]any{"class_name": "Ticket", "method_name": "close"}, tools.CodeInvalidArgument, "method Ticket.close acts on one object: give a valid object_id"},
 		{map[string]any{"class_name": "Ticket", "method_name": "close", "object_id": t5}, tools.CodeNotFound, "Object not found: Ticket#" + t5},
-		{map[string]any{"class_name": "Nope", "method_name": "close"}, tools.CodeNotFound, `class "Nope" was not found`},
+		{map[string]any{"class_name": "Nope", "method_name": "close"}, classNotFound, `class "Nope" was not found`},
 		{map[string]any{"class_name": "Ticket", "method_name": "close", "object_id": t1, "arguments": 3}, tools.CodeInvalidArgument, `argument "arguments" must be an object`},
 	} {
 		e.refused("call_method", c.args, c.code, c.want)

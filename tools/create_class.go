@@ -14,7 +14,6 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/store"
 )
 
 func createClassTool() *Tool {
@@ -125,16 +124,9 @@ func createClass(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if args.DryRun {
-		if err := classCheck(ctx, c.Scope, sch.ClassName, parse.OpAddField); err != nil {
+		// The refusals of a real create, nothing written.
+		if err := c.Scope.CheckCreateClass(ctx, sch); err != nil {
 			return nil, err
-		}
-		if _, err := c.Scope.Schema(ctx, sch.ClassName); err == nil {
-			return nil, &agent.InvalidError{Msg: fmt.Sprintf("%v: %s", store.ErrClassExists, sch.ClassName)}
-		}
-		for name, f := range sch.Fields {
-			if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !c.Scope.Accessible(f.TargetClass) {
-				return nil, &agent.InvalidError{Msg: fmt.Sprintf("field %q points to class %q, which was not found", name, f.TargetClass)}
-			}
 		}
 		return map[string]any{"dry_run": true, "class_name": sch.ClassName, "would_create_class": schemaSummary(sch)}, nil
 	}

@@ -40,7 +40,7 @@ func TestCreateClassDryRun(t *testing.T) {
 	if !cmp.Equal(clp["find"], map[string]any{"role:Staff": true}) || !cmp.Equal(clp["delete"], map[string]any{"*": true}) {
 		t.Fatalf("class_level_permissions: %v", clp)
 	}
-	e.refused("get_schema", map[string]any{"class_name": "Note"}, tools.CodeNotFound, `class "Note" was not found`)
+	e.refused("get_schema", map[string]any{"class_name": "Note"}, classNotFound, `class "Note" was not found`)
 	e.refused("create_class", map[string]any{"class_name": "Ticket", "dry_run": true}, tools.CodeInvalidArgument, "class already exists: Ticket")
 }
 
@@ -50,13 +50,13 @@ func TestCreateClassPermissions(t *testing.T) {
 	e := admin(t)
 	args := map[string]any{"class_name": "Note"}
 	e.as(master(agent.Write)).refused("create_class", args, tools.CodePermissionDenied, "tool create_class needs admin permission; this agent is write")
-	e.withGates(agent.Gates{WriteTools: true, RawCRUD: true}).refused("create_class", args, tools.CodePermissionDenied, "PARSEMCP_ALLOW_SCHEMA_OPS=true AND PARSEMCP_ALLOW_RAW_SCHEMA=true")
+	e.withGates(agent.Gates{WriteTools: true, RawCRUD: true}).refused("create_class", args, envGate, "PARSEMCP_ALLOW_SCHEMA_OPS=true AND PARSEMCP_ALLOW_RAW_SCHEMA=true")
 	err := e.as(asUser(agent.Admin, "uAlice0001")).refused("create_class", args, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
 	if err.Details["kind"] != "master_required" {
 		t.Fatalf("details: %v", err.Details)
 	}
 	e.as(asUser(agent.Admin, "uAlice0001")).refused("create_class", map[string]any{"class_name": "Note", "dry_run": true}, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
-	e.refused("get_schema", args, tools.CodeNotFound, `class "Note" was not found`)
+	e.refused("get_schema", args, classNotFound, `class "Note" was not found`)
 }
 
 func TestCreateClassArguments(t *testing.T) {
@@ -79,5 +79,33 @@ func TestCreateClassArguments(t *testing.T) {
 		{map[string]any{"class_name": "Bad", "class_level_permissions": map[string]any{"bogus": 1}}, `argument "class_level_permissions": unknown field "bogus"`},
 	} {
 		e.refused("create_class", c.args, tools.CodeInvalidArgument, c.want)
+	}
+}
+
+// A dry run refuses what the create would: a Pointer or Relation to a
+// class that does not exist or that the agent cannot see, a class that
+// exists; a class pointing to itself is fine. (The dry run used to accept
+// a Pointer to a class that does not exist.)
+func TestCreateClassDryRunRefusesAsTheCreate(t *testing.T) {
+	e := admin(t)
+	for _, c := range []struct {
+		fields map[string]any
+		class  string
+		want   string
+	}{
+		{map[string]any{"ghost": map[string]any{"type": "Pointer", "targetClass": "Ghost"}}, "Note", `field "ghost" points to class "Ghost", which was not found`},
+		{map[string]any{"who": map[string]any{"type": "Relation", "targetClass": "Ghost"}}, "Note", `field "who" points to class "Ghost", which was not found`},
+		{map[string]any{"s": map[string]any{"type": "Pointer", "targetClass": "_Session"}}, "Note", `field "s" points to class "_Session", which was not found`},
+		{nil, "Ticket", "class already exists: Ticket"},
+	} {
+		for _, dry := range []bool{true, false} {
+			e.refused("create_class", map[string]any{"class_name": c.class, "fields": c.fields, "dry_run": dry}, tools.CodeInvalidArgument, c.want)
+		}
+	}
+	e.refused("get_schema", map[string]any{"class_name": "Note"}, classNotFound, `class "Note" was not found`)
+	self := map[string]any{"class_name": "Note", "fields": map[string]any{"parent": map[string]any{"type": "Pointer", "targetClass": "Note"}, "project": map[string]any{"type": "Pointer", "targetClass": "Project"}}}
+	for _, dry := range []bool{true, false} {
+		self["dry_run"] = dry
+		e.ok("create_class", self)
 	}
 }

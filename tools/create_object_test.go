@@ -71,8 +71,8 @@ func TestCreateObjectPermissions(t *testing.T) {
 		t.Fatalf("details: %v", err.Details)
 	}
 	w := e.as(master(agent.Write))
-	w.withGates(agent.Gates{}).refused("create_object", args, tools.CodePermissionDenied, "PARSEMCP_ALLOW_WRITE_TOOLS=true AND PARSEMCP_ALLOW_RAW_CRUD=true")
-	w.withGates(agent.Gates{WriteTools: true}).refused("create_object", args, tools.CodePermissionDenied, "Required: PARSEMCP_ALLOW_RAW_CRUD=true")
+	w.withGates(agent.Gates{}).refused("create_object", args, envGate, "PARSEMCP_ALLOW_WRITE_TOOLS=true AND PARSEMCP_ALLOW_RAW_CRUD=true")
+	w.withGates(agent.Gates{WriteTools: true}).refused("create_object", args, envGate, "Required: PARSEMCP_ALLOW_RAW_CRUD=true")
 	if e.count("Ticket") != 5 {
 		t.Fatal("a refused call wrote")
 	}
@@ -87,5 +87,5 @@ func TestCreateObjectArguments(t *testing.T) {
 	// A field beyond the agent's fields cannot be written, and reads as
 	// one that does not exist.
 	e.refused("create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"status": "x"}}, tools.CodeInvalidArgument, `unknown field "status" on class Ticket`)
-	e.refused("create_object", map[string]any{"class_name": "Nope", "object": map[string]any{}}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("create_object", map[string]any{"class_name": "Nope", "object": map[string]any{}}, classNotFound, `class "Nope" was not found`)
 }

@@ -28,7 +28,7 @@ func TestDeleteClass(t *testing.T) {
 	if out["deleted"] != true || out["class_name"] != "Note" {
 		t.Fatalf("%v", out)
 	}
-	e.refused("get_schema", map[string]any{"class_name": "Note"}, tools.CodeNotFound, `class "Note" was not found`)
+	e.refused("get_schema", map[string]any{"class_name": "Note"}, classNotFound, `class "Note" was not found`)
 	if len(asked) != 1 || asked[0].Tool != "delete_class" || !strings.Contains(asked[0].Summary, "delete the class Note") {
 		t.Fatalf("the approval asked: %+v", asked)
 	}
@@ -60,13 +60,13 @@ func TestDeleteClassPermissions(t *testing.T) {
 	e := withEmptyClass(t)
 	args := map[string]any{"class_name": "Note"}
 	e.as(master(agent.Write)).refused("delete_class", args, tools.CodePermissionDenied, "tool delete_class needs admin permission")
-	e.withGates(agent.Gates{WriteTools: true, SchemaOps: true}).refused("delete_class", args, tools.CodePermissionDenied, "PARSEMCP_ALLOW_RAW_SCHEMA=true")
+	e.withGates(agent.Gates{WriteTools: true, SchemaOps: true}).refused("delete_class", args, envGate, "PARSEMCP_ALLOW_RAW_SCHEMA=true")
 	alice := e.as(asUser(agent.Admin, "uAlice0001"))
 	alice.refused("delete_class", args, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
 	alice.refused("delete_class", map[string]any{"class_name": "Note", "dry_run": true}, tools.CodePermissionDenied, "schema changes need an agent acting with the master key")
 	e.refused("delete_class", map[string]any{"class_name": "_Role"}, tools.CodeInvalidArgument, "system class _Role cannot be created or deleted by an agent")
-	e.refused("delete_class", map[string]any{"class_name": "Nope"}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("delete_class", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 	hidden := e.withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Note": {Hidden: agent.HiddenAlways}}})
-	hidden.refused("delete_class", args, tools.CodeNotFound, `class "Note" was not found`)
+	hidden.refused("delete_class", args, classNotFound, `class "Note" was not found`)
 	e.ok("get_schema", args)
 }

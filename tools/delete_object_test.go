@@ -62,7 +62,7 @@ func TestDeleteObjectPermissions(t *testing.T) {
 	e.refused("delete_object", map[string]any{"class_name": "Ticket", "object_id": t5}, tools.CodeNotFound, "Object not found: Ticket#"+t5)
 	e.refused("delete_object", map[string]any{"class_name": "Project", "object_id": "pComet0003", "dry_run": true}, tools.CodeNotFound, "Object not found: Project#pComet0003")
 	e.as(master(agent.Readonly)).refused("delete_object", map[string]any{"class_name": "Ticket", "object_id": t1}, tools.CodePermissionDenied, "tool delete_object needs write permission")
-	e.withGates(agent.Gates{WriteTools: true}).refused("delete_object", map[string]any{"class_name": "Ticket", "object_id": t1}, tools.CodePermissionDenied, "PARSEMCP_ALLOW_RAW_CRUD=true")
+	e.withGates(agent.Gates{WriteTools: true}).refused("delete_object", map[string]any{"class_name": "Ticket", "object_id": t1}, envGate, "PARSEMCP_ALLOW_RAW_CRUD=true")
 	e.refused("delete_object", map[string]any{"class_name": "Ticket", "object_id": "../x"}, tools.CodeInvalidArgument, `argument "object_id": "../x" is not an objectId`)
 	if e.count("Ticket") != 5 || e.count("Project") != 3 {
 		t.Fatal("a refused delete deleted")

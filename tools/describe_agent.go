@@ -8,21 +8,23 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 )
 
-// Operator-side introspection: what governs this agent. Admin only. The
-// answer carries no credentials and not the values of the agent's row
-// filters (only the fields they test).
+// Operator-side introspection: what governs this agent. Admin only, and
+// only for an agent whose policy exposes introspection (OperatorOnly).
+// The answer carries no credentials and not the values of the agent's
+// row filters (only the fields they test).
 
 func describeAgentTool() *Tool {
 	return &Tool{
-		Name:        "describe_agent",
-		Title:       "Describe agent",
-		Category:    CategoryDiscovery,
-		Description: "Every layer that governs this agent: tier, identity mode, class/tool/method filters (the effective tool list included), the fields its row filters test, hidden classes, operator gates and per-class access. With class_name, only what governs that class.",
-		Permission:  agent.Admin,
-		Timeout:     10 * time.Second,
-		ReadOnly:    true,
-		Input:       schemaFor[describeAgentArgs](nil),
-		Handler:     describeAgent,
+		Name:         "describe_agent",
+		Title:        "Describe agent",
+		Category:     CategoryDiscovery,
+		Description:  "Every layer that governs this agent: tier, identity mode, class/tool/method filters (the effective tool list included), the fields its row filters test, hidden classes, operator gates and per-class access. With class_name, only what governs that class.",
+		Permission:   agent.Admin,
+		OperatorOnly: true,
+		Timeout:      10 * time.Second,
+		ReadOnly:     true,
+		Input:        schemaFor[describeAgentArgs](nil),
+		Handler:      describeAgent,
 	}
 }
 

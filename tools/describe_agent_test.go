@@ -63,12 +63,11 @@ func TestDescribeAgentClass(t *testing.T) {
 	}
 }
 
-// Only an admin may ask.
+// Only an admin may ask, and only when its policy exposes introspection:
+// otherwise the tool is operator-side, as in the reference guide.
 func TestDescribeAgentPermissions(t *testing.T) {
 	e := newEnv(t, master(agent.Write))
-	err := e.refused("describe_agent", nil, tools.CodePermissionDenied, "tool describe_agent needs admin permission; this agent is write")
-	if err.Details["kind"] != "permission_tier" {
-		t.Fatalf("details: %v", err.Details)
-	}
-	e.as(master(agent.Admin)).refused("describe_agent", map[string]any{"class": "Ticket"}, tools.CodeInvalidArgument, `unknown argument "class"`)
+	e.refused("describe_agent", nil, withKind(tools.CodePermissionDenied, "permission_tier"), "tool describe_agent needs admin permission; this agent is write")
+	e.as(master(agent.Admin)).refused("describe_agent", nil, withKind(tools.CodeToolFiltered, "operator_only"), "tool describe_agent is not available to this agent")
+	e.as(introspector()).refused("describe_agent", map[string]any{"class": "Ticket"}, tools.CodeInvalidArgument, `unknown argument "class"`)
 }

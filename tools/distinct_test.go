@@ -77,18 +77,18 @@ func TestDistinctACL(t *testing.T) {
 func TestDistinctArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	for _, c := range []struct {
-		args map[string]any
-		want string
+		args       map[string]any
+		code, want string
 	}{
-		{map[string]any{"field": "nope"}, `argument "field" "nope" is not a field of Ticket`},
-		{map[string]any{"field": "title.first"}, `argument "field" "title.first": dotted paths only reach into Object fields; "title" is a String`},
-		{map[string]any{"field": "status", "sort": "up"}, `argument "sort" must be one of asc or desc; got "up"`},
-		{map[string]any{"field": "status", "limit": 5001}, `argument "limit" must be between 1 and 5000`},
-		{map[string]any{"field": "status", "where": map[string]any{"nope": 1}}, `unknown field "nope"`},
-		{map[string]any{}, `argument "field" is required`},
+		{map[string]any{"field": "nope"}, tools.CodeInvalidArgument, `argument "field" "nope" is not a field of Ticket`},
+		{map[string]any{"field": "title.first"}, tools.CodeInvalidArgument, `argument "field" "title.first": dotted paths only reach into Object fields; "title" is a String`},
+		{map[string]any{"field": "status", "sort": "up"}, tools.CodeInvalidArgument, `argument "sort" must be one of asc or desc; got "up"`},
+		{map[string]any{"field": "status", "limit": 5001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 5000`},
+		{map[string]any{"field": "status", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`},
+		{map[string]any{}, tools.CodeInvalidArgument, `argument "field" is required`},
 	} {
 		c.args["class_name"] = "Ticket"
-		e.refused("distinct", c.args, tools.CodeInvalidArgument, c.want)
+		e.refused("distinct", c.args, c.code, c.want)
 	}
 	e.refused("distinct", map[string]any{"class_name": "Project", "field": "members"}, tools.CodeInvalidArgument, `argument "field" "members" is not a field of Project`)
 }

@@ -13,26 +13,107 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
-// The stable error codes of tool failures.
+// The stable error codes of tool failures (the top-level error_code).
+//
+// The first group are the reference guide's codes, so that a client
+// written against it routes parsemcp's failures the same way; the second
+// are parsemcp's own, for failures the guide has no name for. A refusal's
+// finer reason travels in details.kind (Kinds maps each to its code).
 const (
-	CodeInvalidArgument  = "invalid_argument"
-	CodeNotFound         = "not_found"
+	// CodeAccessDenied: the agent's surface excludes what the call names:
+	// a class it may not see (or that does not exist: the two read the
+	// same), a closed operator gate, a tenant it is not bound to, a field
+	// it may not set.
+	CodeAccessDenied = "access_denied"
+	// CodeInvalidArgument: an argument is missing, of the wrong type or
+	// out of range, or a write's values do not fit the class.
+	CodeInvalidArgument = "invalid_argument"
+	// CodeInvalidQuery: a where constraint, pipeline, order, keys or
+	// include path does not parse or does not fit the class's schema.
+	CodeInvalidQuery = "invalid_query"
+	// CodePermissionDenied: the agent's tier, the class-level
+	// permissions, the master key a schema change needs, or the personal
+	// access token's scope refuses the call.
 	CodePermissionDenied = "permission_denied"
-	CodeAccessDenied     = "access_denied"
-	CodeToolFiltered     = "tool_filtered"
-	CodeTimeout          = "timeout"
-	CodeCancelled        = "cancelled"
-	CodeTooLarge         = "too_large"
-	CodeRateLimited      = "rate_limited"
-	CodeApprovalDenied   = "approval_denied"
+	// CodeToolFiltered: the tool (or declared method) is outside what the
+	// agent's profile offers it.
+	CodeToolFiltered = "tool_filtered"
+	CodeRateLimited  = "rate_limited"
+	CodeTimeout      = "timeout"
+	CodeCancelled    = "cancelled"
+	// CodeSecurityBlocked: a guard refused to run the call as asked (a
+	// full scan of a large class).
+	CodeSecurityBlocked = "security_blocked"
+	// CodeParseError: Parse Server refused the request with an error no
+	// other code names (a Cloud Code failure, for one); its code is in
+	// details.parse_code.
+	CodeParseError = "parse_error"
+	// CodeToolError: a tool's own failure that fits no other code; for
+	// application tools (parsemcp's built-in tools do not use it).
+	CodeToolError = "tool_error"
+	CodeInternal  = "internal_error"
+
+	// parsemcp's own codes.
+
+	// CodeNotFound: the object named does not exist or is not readable
+	// (or writable) by the agent; the tool named does not exist.
+	CodeNotFound = "not_found"
+	// CodeTooLarge: the answer does not fit the response budget.
+	CodeTooLarge = "too_large"
+	// CodeApprovalDenied: the user did not approve a destructive change.
+	CodeApprovalDenied = "approval_denied"
 	// CodeUnavailable: a dependency cannot be reached for now (the
-	// database, Parse Server, a remote agent, the federation's broker):
-	// the same call may succeed later.
+	// database, Parse Server, a remote agent, the federation's broker,
+	// the shared rate limiter): the same call may succeed later.
 	CodeUnavailable = "unavailable"
 	// CodeRemoteError: a remote agent's tool failed or refused the call.
 	CodeRemoteError = "remote_error"
-	CodeInternal    = "internal_error"
 )
+
+// Kinds maps each refusal's finer reason (details.kind) to its top-level
+// code: the one place a refusal gets its code. A kind missing here is
+// permission_denied.
+var Kinds = map[string]string{
+	"class_not_found":       CodeAccessDenied, // unknown, hidden and filtered-out classes alike
+	"env_gate":              CodeAccessDenied,
+	"tenant":                CodeAccessDenied,
+	"tenant_spoof":          CodeAccessDenied,
+	"agent_filter":          CodeAccessDenied,
+	"hidden_required_field": CodeAccessDenied,
+	"tool_filtered":         CodeToolFiltered,
+	"method_filtered":       CodeToolFiltered,
+	"operator_only":         CodeToolFiltered,
+	"permission_tier":       CodePermissionDenied,
+	"clp":                   CodePermissionDenied,
+	"master_only":           CodePermissionDenied,
+	"master_required":       CodePermissionDenied,
+	"token_scope":           CodePermissionDenied,
+	"token_team":            CodePermissionDenied,
+	"backend":               CodePermissionDenied,
+	"full_scan_refused":     CodeSecurityBlocked,
+	"object_not_found":      CodeNotFound,
+}
+
+// Refusal is the Error of a refusal of the given kind: its code is the
+// kind's (Kinds), details.kind the kind itself.
+func Refusal(kind, msg string, details map[string]any) *Error {
+	code, ok := Kinds[kind]
+	if !ok {
+		code = CodePermissionDenied
+	}
+	d := map[string]any{"kind": kind}
+	for k, v := range details {
+		d[k] = v
+	}
+	return &Error{Code: code, Message: msg, Details: d}
+}
+
+// parseServerError is an error answer of Parse Server that carries its
+// numeric code (store/parserest.APIError).
+type parseServerError interface {
+	error
+	ParseCode() int
+}
 
 // RetryAfterUnavailable is the retry_after hint (seconds) of a call
 // refused because the database could not be reached.
@@ -64,6 +145,7 @@ func AsError(err error) *Error {
 	var de *agent.DeniedError
 	var ie *agent.InvalidError
 	var pe *agent.PointerError
+	var ps parseServerError
 	switch {
 	case errors.As(err, &te):
 		return te
@@ -76,7 +158,7 @@ func AsError(err error) *Error {
 		if qe.Path != "" {
 			d["path"] = qe.Path
 		}
-		return &Error{Code: CodeInvalidArgument, Message: qe.Error(), Details: d}
+		return &Error{Code: CodeInvalidQuery, Message: qe.Error(), Details: d}
 	case errors.As(err, &pe):
 		// A Pointer to an object the agent cannot read: the answer a get
 		// of that object gives, and nothing is written.
@@ -85,28 +167,30 @@ func AsError(err error) *Error {
 		e.Details["field"] = pe.Field
 		return e
 	case errors.As(err, &ce):
-		// One message and one kind for an unknown, a hidden and a
-		// filtered-out class: ce.Kind is for audit and would_permit only.
-		return &Error{Code: CodeNotFound, Message: ce.Error(), Details: map[string]any{"kind": "class_not_found"}}
+		// One code, one message and one kind for an unknown, a hidden and
+		// a filtered-out class: ce.Kind is for audit and would_permit only.
+		return Refusal("class_not_found", ce.Error(), nil)
 	case errors.As(err, &de):
-		return &Error{Code: CodePermissionDenied, Message: de.Msg, Details: map[string]any{"kind": de.Kind}}
+		return Refusal(de.Kind, de.Msg, nil)
 	case errors.As(err, &ie):
 		return &Error{Code: CodeInvalidArgument, Message: strings.TrimPrefix(ie.Msg, store.ErrInvalid.Error()+": ")}
-	case errors.Is(err, agent.ErrNotFound):
+	case errors.Is(err, agent.ErrNotFound), errors.Is(err, store.ErrObjectNotFound):
 		// Missing and not writable read the same.
-		return &Error{Code: CodeNotFound, Message: "object not found (or not writable by this agent)", Details: map[string]any{"kind": "object_not_found"}}
+		return Refusal("object_not_found", "object not found (or not writable by this agent)", nil)
 	case errors.Is(err, store.ErrInvalid):
 		return &Error{Code: CodeInvalidArgument, Message: strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")}
-	case errors.Is(err, store.ErrObjectNotFound):
-		return &Error{Code: CodeNotFound, Message: "object not found (or not writable by this agent)", Details: map[string]any{"kind": "object_not_found"}}
 	case errors.Is(err, store.ErrPermissionDenied):
-		return &Error{Code: CodePermissionDenied, Message: err.Error(), Details: map[string]any{"kind": "backend"}}
+		return Refusal("backend", err.Error(), nil)
 	case errors.Is(err, store.ErrRateLimited):
 		return &Error{Code: CodeRateLimited, Message: "the Parse Server behind this server asked to slow down; try again shortly", Internal: err}
 	case errors.Is(err, store.ErrUnavailable):
 		return &Error{Code: CodeUnavailable, Message: "the database cannot be reached or is busy; try again shortly", Details: map[string]any{"retry_after": RetryAfterUnavailable}, Internal: err}
 	case errors.Is(err, store.ErrUnsupported):
 		return &Error{Code: CodeInvalidArgument, Message: err.Error()}
+	case errors.As(err, &ps):
+		// Parse Server's own words (its errors are meant for clients),
+		// never the wrapping text, which may name the server.
+		return &Error{Code: CodeParseError, Message: ps.Error(), Details: map[string]any{"parse_code": ps.ParseCode()}, Internal: err}
 	}
 	return &Error{Code: CodeInternal, Message: "internal error", Internal: err}
 }

@@ -44,7 +44,7 @@ func TestExplainQueryExposed(t *testing.T) {
 func TestExplainQueryThreshold(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	e.config.FullScanThreshold = 4
-	err := e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "x"}}, tools.CodeFullScan,
+	err := e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "x"}}, withKind(tools.CodeSecurityBlocked, "full_scan_refused"),
 		"the query would scan all 5 rows of Ticket (more than 4); an index on title would serve it")
 	if err.Details["row_count"] != int64(5) || err.Details["threshold"] != int64(4) {
 		t.Fatalf("details: %v", err.Details)
@@ -59,8 +59,8 @@ func TestExplainQueryThreshold(t *testing.T) {
 func TestExplainQueryArguments(t *testing.T) {
 	e := newEnv(t, asUser(agent.Readonly, "uAlice0001"))
 	e.refused("explain_query", map[string]any{"class_name": "Ticket", "limit": 1001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 1000`)
-	e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidArgument, `unknown field "nope"`)
+	e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`)
 	e.refused("explain_query", map[string]any{"class_name": "Ticket", "skip": 3}, tools.CodeInvalidArgument, `unknown argument "skip"`)
 	e.refused("explain_query", map[string]any{"class_name": "Payroll"}, tools.CodePermissionDenied, "class-level permissions of Payroll")
-	e.refused("explain_query", map[string]any{"class_name": "_Session"}, tools.CodeNotFound, `class "_Session" was not found`)
+	e.refused("explain_query", map[string]any{"class_name": "_Session"}, classNotFound, `class "_Session" was not found`)
 }

@@ -89,6 +89,6 @@ func TestExportDataArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	e.refused("export_data", map[string]any{"class_name": "Ticket", "limit": 10001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 10000`)
 	e.refused("export_data", map[string]any{"class_name": "Ticket", "columns": []string{"title", "nope"}}, tools.CodeInvalidArgument, `columns[1] "nope": unknown field "nope" on class Ticket`)
-	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidArgument, `unknown field "nope"`)
-	e.refused("export_data", map[string]any{"class_name": "Nope"}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`)
+	e.refused("export_data", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 }

@@ -12,9 +12,6 @@ import (
 	"github.com/parsemcp/parsemcp/query"
 )
 
-// CodeFullScan refuses a query plan that reads a whole large class.
-const CodeFullScan = "full_scan_refused"
-
 // guardFullScan refuses, when the operator opted in (RefuseFullScans) and
 // the class is not allowed one, a query whose plan reads every row of a
 // class larger than the threshold: the same rule as explain_query.
@@ -51,8 +48,7 @@ func refuseFullScan(ctx context.Context, c *Call, cls *agent.Class, suggest []ma
 		d["suggested_index"] = suggest
 		hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field"
 	}
-	return &Error{Code: CodeFullScan, Details: d,
-		Message: fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, cfg.FullScanThreshold, hint)}
+	return Refusal("full_scan_refused", fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, cfg.FullScanThreshold, hint), d)
 }
 
 // suggestIndex proposes index keys for a where and order: equality fields

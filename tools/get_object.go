@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -55,7 +54,7 @@ func getObject(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("Object not found: %s#%s", sch.ClassName, args.ObjectID), Details: map[string]any{"kind": "object_not_found"}}
+		return nil, objectNotFound(sch.ClassName, args.ObjectID)
 	}
 	return &ObjectResult{ClassName: sch.ClassName, Object: rows[0]}, nil
 }

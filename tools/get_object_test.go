@@ -55,6 +55,6 @@ func TestGetObjectArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	e.refused("get_object", map[string]any{"class_name": "Ticket"}, tools.CodeInvalidArgument, `argument "object_id" is required`)
 	e.refused("get_object", map[string]any{"class_name": "Ticket", "object_id": "t1; drop"}, tools.CodeInvalidArgument, `argument "object_id": "t1; drop" is not an objectId`)
-	e.refused("get_object", map[string]any{"class_name": "Nope", "object_id": t1}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("get_object", map[string]any{"class_name": "Nope", "object_id": t1}, classNotFound, `class "Nope" was not found`)
 	e.refused("get_object", map[string]any{"class_name": "Ticket", "object_id": t1, "include": []string{"status"}}, tools.CodeInvalidArgument, `include "status": only Pointer fields can be included`)
 }

@@ -49,7 +49,7 @@ func TestGetObjectsArguments(t *testing.T) {
 	e.refused("get_objects", map[string]any{"class_name": "Ticket"}, tools.CodeInvalidArgument, `argument "ids" is required`)
 	e.refused("get_objects", map[string]any{"class_name": "Ticket", "ids": []string{t1, "../etc"}}, tools.CodeInvalidArgument, `argument "ids": "../etc" is not an objectId`)
 	e.refused("get_objects", map[string]any{"class_name": "Ticket", "ids": t1}, tools.CodeInvalidArgument, `argument "ids" must be an array`)
-	e.refused("get_objects", map[string]any{"class_name": "Nope", "ids": []string{t1}}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("get_objects", map[string]any{"class_name": "Nope", "ids": []string{t1}}, classNotFound, `class "Nope" was not found`)
 }
 
 // The found objects that do not fit the response budget are fetched by

@@ -41,6 +41,6 @@ func TestGetSampleObjectsArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	e.refused("get_sample_objects", map[string]any{"class_name": "Ticket", "limit": 21}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 20, got 21`)
 	e.refused("get_sample_objects", map[string]any{"class_name": "Ticket", "limit": 0}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 20, got 0`)
-	e.refused("get_sample_objects", map[string]any{"class_name": "Nope"}, tools.CodeNotFound, `class "Nope" was not found`)
+	e.refused("get_sample_objects", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 	e.refused("get_sample_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{}}, tools.CodeInvalidArgument, `unknown argument "where"`)
 }

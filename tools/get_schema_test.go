@@ -83,7 +83,7 @@ func TestGetSchemaUnknownAndHiddenReadAlike(t *testing.T) {
 	a.Policy.Classes = agent.NameFilter{Except: []string{"Project"}}
 	e := newEnv(t, a).withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Payroll": {Hidden: agent.HiddenAlways}}})
 	for _, class := range []string{"Nope", "Payroll", "Project", "_Session"} {
-		err := e.refused("get_schema", map[string]any{"class_name": class}, tools.CodeNotFound, `class "`+class+`" was not found (or is not accessible to this agent)`)
+		err := e.refused("get_schema", map[string]any{"class_name": class}, classNotFound, `class "`+class+`" was not found (or is not accessible to this agent)`)
 		if d := cmp.Diff(map[string]any{"kind": "class_not_found"}, err.Details); d != "" {
 			t.Fatalf("%s: details (-want +got):\n%s", class, d)
 		}

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -25,7 +26,7 @@ func groupByTool() *Tool {
 		Timeout:     60 * time.Second,
 		ReadOnly:    true,
 		Input: schemaFor[groupByArgs](groupInputs(map[string]*jsonschema.Schema{
-			"flatten_arrays": {Type: "boolean", Default: mustJSON(true), Description: "count Array elements"},
+			"flatten_arrays": {Type: "boolean", Default: mustJSON(false), Description: "by Array element"},
 		}, "value_desc", DefaultGroupLimit, MaxGroupLimit)),
 		Handler: groupBy,
 	}
@@ -33,7 +34,7 @@ func groupByTool() *Tool {
 
 type groupByArgs struct {
 	groupCommon
-	FlattenArrays *bool `json:"flatten_arrays,omitempty" jsonschema:"for an Array field, count each element once per row (default true)"`
+	FlattenArrays bool `json:"flatten_arrays,omitempty" jsonschema:"for an Array field, group by each element, counting it once per row (default false: the whole array is the key)"`
 }
 
 func groupBy(ctx context.Context, c *Call) (any, error) {
@@ -49,12 +50,22 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.Type == parse.TypeArray && (args.FlattenArrays == nil || *args.FlattenArrays) {
+	group := map[string]any{"_id": "$" + args.Field, "value": acc}
+	order := sortStage(sort, "objectId")
+	switch {
+	case f.Type == parse.TypeArray && args.FlattenArrays:
 		stages = append(stages, map[string]any{"$unwind": "$" + args.Field})
+	case f.Type == parse.TypeArray:
+		// The whole array is the key (MongoDB's $group): arrays have no
+		// order here, so groups of equal value are ordered by their first
+		// row (their smallest objectId), and the key sorts are refused.
+		if strings.HasPrefix(sort, "key_") {
+			return nil, argErr("sort", "%s needs scalar keys, and %s is an Array grouped whole; sort by value_desc or value_asc, or pass flatten_arrays: true to group by element", sort, args.Field)
+		}
+		group[wholeArrayTie] = map[string]any{"$min": "$objectId"}
+		order = sortStage(sort, wholeArrayTie)
 	}
-	stages = append(stages,
-		map[string]any{"$group": map[string]any{"_id": "$" + args.Field, "value": acc}},
-		sortStage(sort, "objectId"))
+	stages = append(stages, map[string]any{"$group": group}, order)
 	if args.Skip > 0 {
 		stages = append(stages, map[string]any{"$skip": args.Skip})
 	}
@@ -63,8 +74,8 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	if args.ValueField != "" {
 		params["value_field"] = args.ValueField
 	}
-	if args.FlattenArrays != nil {
-		params["flatten_arrays"] = *args.FlattenArrays
+	if args.FlattenArrays {
+		params["flatten_arrays"] = true
 	}
 	if args.DryRun {
 		if err := checkStages(ctx, c, sch, stages); err != nil {
@@ -85,6 +96,10 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	}
 	return res, nil
 }
+
+// wholeArrayTie is the group field that orders groups of equal value
+// when the key is a whole array: the group's smallest objectId.
+const wholeArrayTie = "first_object_id"
 
 // groupRows turns {objectId: key, value: v} rows into {key, value} groups.
 func groupRows(rows []map[string]any, keyField string) []any {

@@ -36,12 +36,16 @@ func TestGroupBy(t *testing.T) {
 	}
 }
 
-// An Array field counts each element; a Pointer field's keys are objectIds of its class, which the answer names.
+// With flatten_arrays an Array field counts each element; a Pointer
+// field's keys are objectIds of its class, which the answer names.
 func TestGroupByArrayAndPointer(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	out := e.ok("group_by", map[string]any{"class_name": "Project", "field": "tags"})
+	out := e.ok("group_by", map[string]any{"class_name": "Project", "field": "tags", "flatten_arrays": true})
 	if d := cmp.Diff([]any{group("space", 2), group("arctic", 1), group("nasa", 1)}, out["groups"]); d != "" {
 		t.Fatalf("tags (-want +got):\n%s", d)
+	}
+	if next := out["next_call"]; next != nil {
+		t.Fatalf("one page: %v", next)
 	}
 	out = e.ok("group_by", map[string]any{"class_name": "Ticket", "field": "project", "where": map[string]any{"project": map[string]any{"$exists": true}}})
 	if d := cmp.Diff([]any{group("pApollo001", 2), group("pBorealis2", 1), group("pComet0003", 1)}, out["groups"]); d != "" {
@@ -118,4 +122,42 @@ func TestGroupByArguments(t *testing.T) {
 		e.refused("group_by", c.args, tools.CodeInvalidArgument, c.want)
 	}
 	e.refused("group_by", map[string]any{"class_name": "Project", "field": "members"}, tools.CodeInvalidArgument, `argument "field" "members" is not a groupable field of Project`)
+}
+
+// Without flatten_arrays (the default, as in the reference guide) the
+// whole array is the key, as MongoDB's $group has it: equal arrays make
+// one group. Groups of equal value come in the order of their first row;
+// a key sort is refused, naming flatten_arrays.
+func TestGroupByWholeArray(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	whole := []any{group([]any{"space", "nasa"}, 1), group([]any{"arctic"}, 1), group([]any{"space"}, 1)}
+	for _, args := range []map[string]any{
+		{"class_name": "Project", "field": "tags"},
+		{"class_name": "Project", "field": "tags", "flatten_arrays": false},
+		{"class_name": "Project", "field": "tags", "sort": "value_asc"},
+	} {
+		if d := cmp.Diff(whole, e.ok("group_by", args)["groups"]); d != "" {
+			t.Errorf("%v (-want +got):\n%s", args, d)
+		}
+	}
+	// Pages follow the same order.
+	out := e.ok("group_by", map[string]any{"class_name": "Project", "field": "tags", "limit": 1})
+	for i, want := range whole {
+		if d := cmp.Diff([]any{want}, out["groups"]); d != "" {
+			t.Fatalf("page %d (-want +got):\n%s", i+1, d)
+		}
+		if i < len(whole)-1 {
+			out = e.next("group_by", out)
+		}
+	}
+	// Equal arrays are one group: the sum of a Number field per array.
+	e.as(master(agent.Write)).withGates(allGates).ok("update_object", map[string]any{"class_name": "Project", "object_id": "pComet0003", "object": map[string]any{"tags": []any{"arctic"}}})
+	out = e.ok("group_by", map[string]any{"class_name": "Project", "field": "tags", "operation": "sum", "value_field": "budget"})
+	if d := cmp.Diff([]any{group([]any{"arctic"}, 5250), group([]any{"space", "nasa"}, 1000)}, out["groups"]); d != "" {
+		t.Errorf("sum per array (-want +got):\n%s", d)
+	}
+	for _, sort := range []string{"key_asc", "key_desc"} {
+		e.refused("group_by", map[string]any{"class_name": "Project", "field": "tags", "sort": sort}, tools.CodeInvalidArgument,
+			sort+" needs scalar keys, and tags is an Array grouped whole; sort by value_desc or value_asc, or pass flatten_arrays: true to group by element")
+	}
 }

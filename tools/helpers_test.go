@@ -38,6 +38,14 @@ func master(perm agent.Permission) *agent.Agent {
 	return agent.New(perm, agent.Identity{Mode: agent.AuthMaster})
 }
 
+// introspector is an admin agent holding the master key whose policy
+// exposes the operator-only tools (describe_agent, would_permit).
+func introspector() *agent.Agent {
+	a := master(agent.Admin)
+	a.Policy.Introspection = true
+	return a
+}
+
 // asUser is an agent acting as the fixture user id at tier perm.
 func asUser(perm agent.Permission, id string) *agent.Agent {
 	return agent.New(perm, agent.Identity{Mode: agent.AuthUser, UserID: id})
@@ -123,7 +131,7 @@ func admin(t *testing.T) *env { return newEnv(t, master(agent.Admin)).withGates(
 // governed is an admin agent under a class filter (no Payroll) and a row
 // filter on Ticket's status, with Ticket's declared methods.
 func governed(t *testing.T) *env {
-	a := master(agent.Admin)
+	a := introspector()
 	a.Policy.Filters = []agent.ClassFilters{{"Ticket": {"status": "s3cr3t"}}}
 	a.Policy.Classes = agent.NameFilter{Except: []string{"Payroll"}}
 	return newEnv(t, a).withCatalog(ticketMethods())
@@ -211,17 +219,33 @@ func (e *env) ok(name string, args any) map[string]any {
 
 // refused calls a tool that must fail with code and a message holding
 // want; it returns the error for further checks.
+//
+// code may name the refusal's kind too, as "code/kind" (withKind): then
+// details.kind must be kind.
 func (e *env) refused(name string, args any, code, want string) *tools.Error {
 	e.t.Helper()
 	out, err := e.call(name, args)
 	if err == nil {
 		e.t.Fatalf("%s %s: want %s, got %v", name, rawArgs(e.t, args), code, out)
 	}
-	if err.Code != code || !strings.Contains(err.Message, want) {
-		e.t.Fatalf("%s %s: want %s %q, got %s %q (details %v)", name, rawArgs(e.t, args), code, want, err.Code, err.Message, err.Details)
+	code, kind, hasKind := strings.Cut(code, "/")
+	if err.Code != code || !strings.Contains(err.Message, want) || hasKind && err.Details["kind"] != kind {
+		e.t.Fatalf("%s %s: want %s (kind %q) %q, got %s %q (details %v)", name, rawArgs(e.t, args), code, kind, want, err.Code, err.Message, err.Details)
 	}
 	return err
 }
+
+// The "code/kind" forms of refusals the tests meet often.
+var (
+	// classNotFound: an unknown, a hidden and a filtered-out class alike.
+	classNotFound = withKind(tools.CodeAccessDenied, "class_not_found")
+	// envGate: an operator gate is closed.
+	envGate = withKind(tools.CodeAccessDenied, "env_gate")
+)
+
+// withKind is the "code/kind" form refused takes: the top-level
+// error_code and the finer reason in details.kind.
+func withKind(code, kind string) string { return code + "/" + kind }
 
 // next follows a result's next_call: it must name tool, and the call it
 // holds must succeed.

@@ -68,15 +68,15 @@ func TestQueryClassArguments(t *testing.T) {
 		code, want string
 	}{
 		{map[string]any{}, tools.CodeInvalidArgument, `argument "class_name" is required`},
-		{map[string]any{"class_name": "Nope"}, tools.CodeNotFound, `class "Nope" was not found`},
-		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidArgument, `unknown field "nope" on class Ticket`},
+		{map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`},
+		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope" on class Ticket`},
 		{map[string]any{"class_name": "Ticket", "where": "[1]"}, tools.CodeInvalidArgument, `argument "where" must be a JSON object of constraints`},
-		{map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": map[string]any{"$bogus": 1}}}, tools.CodeInvalidArgument, "$bogus"},
+		{map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": map[string]any{"$bogus": 1}}}, tools.CodeInvalidQuery, "$bogus"},
 		{map[string]any{"class_name": "Ticket", "limit": 0}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 1000, got 0`},
 		{map[string]any{"class_name": "Ticket", "limit": 1001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 1000, got 1001`},
 		{map[string]any{"class_name": "Ticket", "limit": "ten"}, tools.CodeInvalidArgument, `argument "limit" must be a number`},
 		{map[string]any{"class_name": "Ticket", "skip": -1}, tools.CodeInvalidArgument, `argument "skip" must be at least 0`},
-		{map[string]any{"class_name": "Ticket", "order": "nope"}, tools.CodeInvalidArgument, `order: unknown field "nope" on class Ticket`},
+		{map[string]any{"class_name": "Ticket", "order": "nope"}, tools.CodeInvalidQuery, `order: unknown field "nope" on class Ticket`},
 		{map[string]any{"class_name": "Ticket", "limt": 5}, tools.CodeInvalidArgument, `unknown argument "limt"`},
 	} {
 		e.refused("query_class", c.args, c.code, c.want)
@@ -119,8 +119,8 @@ func TestQueryClassHiddenFields(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly)).withCatalog(cat)
 	out := e.ok("query_class", map[string]any{"class_name": "Ticket"})
 	mustNotMention(t, out, `"priority"`, `"project"`, "pApollo001")
-	e.refused("query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": 1}}, tools.CodeInvalidArgument, `unknown field "priority" on class Ticket`)
-	e.refused("query_class", map[string]any{"class_name": "Ticket", "order": "-priority"}, tools.CodeInvalidArgument, `order: unknown field "priority" on class Ticket`)
+	e.refused("query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"priority": 1}}, tools.CodeInvalidQuery, `unknown field "priority" on class Ticket`)
+	e.refused("query_class", map[string]any{"class_name": "Ticket", "order": "-priority"}, tools.CodeInvalidQuery, `order: unknown field "priority" on class Ticket`)
 	e.refused("query_class", map[string]any{"class_name": "Ticket", "include": []string{"project"}}, tools.CodeInvalidArgument, `include "project": unknown field on class Ticket`)
 }
 
@@ -161,8 +161,8 @@ func TestQueryClassFullScanGuard(t *testing.T) {
 	args := map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "Fuel leak"}}
 	e.ok("query_class", args) // off by default
 	e.config.RefuseFullScans, e.config.FullScanThreshold = true, 2
-	err := e.refused("query_class", args, tools.CodeFullScan, "the query would scan all 5 rows of Ticket (more than 2)")
-	if d := cmp.Diff(map[string]any{"row_count": int64(5), "threshold": int64(2), "suggested_index": []map[string]int{{"title": 1}}}, err.Details); d != "" {
+	err := e.refused("query_class", args, withKind(tools.CodeSecurityBlocked, "full_scan_refused"), "the query would scan all 5 rows of Ticket (more than 2)")
+	if d := cmp.Diff(map[string]any{"kind": "full_scan_refused", "row_count": int64(5), "threshold": int64(2), "suggested_index": []map[string]int{{"title": 1}}}, err.Details); d != "" {
 		t.Fatalf("details (-want +got):\n%s", d)
 	}
 	e.ok("query_class", map[string]any{"class_name": "Project", "where": map[string]any{"name": "Apollo"}}) // an index serves it

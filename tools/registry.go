@@ -96,11 +96,14 @@ type Tool struct {
 	// agent's team, which a team-scoped personal access token must match.
 	Remote bool
 	Team   string
+	// OperatorOnly marks operator-side introspection: a model reaches it
+	// only through a policy that exposes it (agent.Policy.Introspection).
+	OperatorOnly bool
 }
 
 // Info is what the governance layer needs to know of the tool.
 func (t *Tool) Info() agent.ToolInfo {
-	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team}
+	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team, OperatorOnly: t.OperatorOnly}
 }
 
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
@@ -109,25 +112,30 @@ var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 type Registry struct {
 	mu    sync.RWMutex
 	tools map[string]*Tool
-	subs  map[int]func()
-	next  int
+	// builtin names the built-in tools, which Register never replaces.
+	builtin map[string]bool
+	subs    map[int]func()
+	next    int
 }
 
 // NewRegistry returns a registry holding the built-in tools.
 func NewRegistry() *Registry {
-	r := &Registry{tools: map[string]*Tool{}, subs: map[int]func(){}}
+	r := &Registry{tools: map[string]*Tool{}, builtin: map[string]bool{}, subs: map[int]func(){}}
 	for _, t := range Builtin() {
-		if err := r.register(t, false); err != nil {
+		if err := r.register(t); err != nil {
 			panic(err) // a built-in that does not validate is a programming error
 		}
+		r.builtin[t.Name] = true
 	}
 	return r
 }
 
-// ErrDuplicateTool is returned by Register for a name already taken.
-var ErrDuplicateTool = errors.New("tool already registered")
+// ErrBuiltinTool is returned by Register for the name of a built-in tool:
+// a built-in is never replaced, since the replacement would not carry the
+// built-in's governance (its tier, gate, class operation and checks).
+var ErrBuiltinTool = errors.New("a built-in tool cannot be replaced")
 
-func (r *Registry) register(in *Tool, replace bool) error {
+func (r *Registry) register(in *Tool) error {
 	if in == nil {
 		return errors.New("nil tool")
 	}
@@ -138,6 +146,9 @@ func (r *Registry) register(in *Tool, replace bool) error {
 	if t.Handler == nil {
 		return fmt.Errorf("tool %s: nil handler", t.Name)
 	}
+	if r.builtin[t.Name] {
+		return fmt.Errorf("tool %s: %w", t.Name, ErrBuiltinTool)
+	}
 	if t.Input == nil {
 		t.Input = &jsonschema.Schema{Type: "object"}
 	}
@@ -147,24 +158,18 @@ func (r *Registry) register(in *Tool, replace bool) error {
 	if t.Timeout <= 0 {
 		t.Timeout = 30 * time.Second
 	}
-	if _, taken := r.tools[t.Name]; taken && !replace {
-		return fmt.Errorf("tool %s: %w (use Replace to swap it)", t.Name, ErrDuplicateTool)
-	}
 	r.tools[t.Name] = &t
 	return nil
 }
 
-// Register adds a tool and tells the OnChange subscribers. A name already
-// registered is refused with ErrDuplicateTool; Replace swaps a tool. The
-// registry keeps its own copy of t.
-func (r *Registry) Register(t *Tool) error { return r.add(t, false) }
-
-// Replace adds a tool or replaces the one of the same name.
-func (r *Registry) Replace(t *Tool) error { return r.add(t, true) }
-
-func (r *Registry) add(t *Tool, replace bool) error {
+// Register adds a tool, or replaces the application tool of the same
+// name (as the reference guide's Tools.register does), and tells the
+// OnChange subscribers (so sessions get tools/list_changed). The name of
+// a built-in tool is refused with ErrBuiltinTool. The registry keeps its
+// own copy of t.
+func (r *Registry) Register(t *Tool) error {
 	r.mu.Lock()
-	err := r.register(t, replace)
+	err := r.register(t)
 	subs := r.subscribers()
 	r.mu.Unlock()
 	if err == nil {

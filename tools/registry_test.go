@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,14 +13,27 @@ import (
 	"github.com/parsemcp/parsemcp/tools"
 )
 
-func TestRegisterRefusesDuplicates(t *testing.T) {
+// Register replaces an application tool of the same name, as the
+// reference guide's registry does, and never a built-in one: a
+// replacement would not carry the built-in's governance.
+func TestRegisterReplacesApplicationToolsOnly(t *testing.T) {
 	r := tools.NewRegistry()
+	changes := 0
+	defer r.OnChange(func() { changes++ })()
 	h := func(context.Context, *tools.Call) (any, error) { return "mine", nil }
-	if err := r.Register(&tools.Tool{Name: "query_class", Handler: h}); !errors.Is(err, tools.ErrDuplicateTool) {
-		t.Fatalf("a built-in name: %v", err)
+	for _, name := range []string{"query_class", "describe_agent", "create_object"} {
+		if err := r.Register(&tools.Tool{Name: name, Permission: agent.Readonly, ReadOnly: true, Handler: h}); !errors.Is(err, tools.ErrBuiltinTool) {
+			t.Fatalf("a built-in name %s: %v", name, err)
+		}
 	}
-	if got, _ := r.Get("query_class"); got.Category != tools.CategoryQuery {
+	if got, _ := r.Get("query_class"); got.Category != tools.CategoryQuery || got.Op != parse.OpFind {
 		t.Fatal("the refused tool replaced the built-in")
+	}
+	if got, _ := r.Get("create_object"); got.Gate != agent.GateRawCRUD || got.Permission != agent.Write {
+		t.Fatal("the refused tool replaced the built-in's governance")
+	}
+	if changes != 0 {
+		t.Fatalf("%d change notices for refused registrations", changes)
 	}
 	mine := &tools.Tool{Name: "mine", Handler: h}
 	if err := r.Register(mine); err != nil {
@@ -28,14 +42,14 @@ func TestRegisterRefusesDuplicates(t *testing.T) {
 	if mine.Category != "" || mine.Timeout != 0 || mine.Input != nil {
 		t.Fatalf("Register changed the caller's value: %+v", mine)
 	}
-	if err := r.Register(&tools.Tool{Name: "mine", Handler: h}); !errors.Is(err, tools.ErrDuplicateTool) {
+	if err := r.Register(&tools.Tool{Name: "mine", Description: "v2", Timeout: time.Minute, Handler: h}); err != nil {
 		t.Fatalf("a second mine: %v", err)
 	}
-	if err := r.Replace(&tools.Tool{Name: "mine", Description: "v2", Handler: h}); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := r.Get("mine"); got.Description != "v2" || got.Category != tools.CategoryCustom {
+	if got, _ := r.Get("mine"); got.Description != "v2" || got.Category != tools.CategoryCustom || got.Timeout != time.Minute {
 		t.Fatalf("replaced: %+v", got)
+	}
+	if changes != 2 {
+		t.Fatalf("%d change notices, want one per registration", changes)
 	}
 }
 
@@ -52,8 +66,8 @@ func TestToolInfo(t *testing.T) {
 		"create_class":   {Name: "create_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"delete_class":   {Name: "delete_class", Permission: agent.Admin, Gate: agent.GateRawSchema, Op: parse.OpAddField},
 		"call_method":    {Name: "call_method", Permission: agent.Readonly},
-		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true},
-		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true},
+		"describe_agent": {Name: "describe_agent", Permission: agent.Admin, ReadOnly: true, OperatorOnly: true},
+		"would_permit":   {Name: "would_permit", Permission: agent.Admin, ReadOnly: true, OperatorOnly: true},
 	} {
 		tool, ok := reg.Get(name)
 		if !ok {
@@ -93,5 +107,19 @@ func TestAllowed(t *testing.T) {
 	w.Policy.Tools = agent.NameFilter{Only: []string{"delete_class", "query_class"}}
 	if got := names(w, all, ""); !cmp.Equal(got, []string{"query_class"}) {
 		t.Fatalf("a filter cannot elevate: %v", got)
+	}
+}
+
+// The built-in tools' time limits are the reference guide's.
+func TestGuideTimeouts(t *testing.T) {
+	r := tools.NewRegistry()
+	for name, want := range map[string]time.Duration{
+		"aggregate": 60 * time.Second, "query_class": 30 * time.Second, "explain_query": 30 * time.Second,
+		"call_method": 60 * time.Second, "get_all_schemas": 15 * time.Second, "get_schema": 10 * time.Second,
+		"count_objects": 20 * time.Second, "get_object": 10 * time.Second, "get_sample_objects": 15 * time.Second,
+	} {
+		if tl, ok := r.Get(name); !ok || tl.Timeout != want {
+			t.Errorf("%s: time limit %v, want %v", name, tl.Timeout, want)
+		}
 	}
 }

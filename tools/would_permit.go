@@ -11,18 +11,20 @@ import (
 )
 
 // Operator-side introspection: would a call pass the dispatch gate. Admin
-// only. The answer carries no credentials and not the values of the
-// agent's row filters (only the fields they test).
+// only, and only for an agent whose policy exposes introspection
+// (OperatorOnly). The answer carries no credentials and not the values of
+// the agent's row filters (only the fields they test).
 
 func wouldPermitTool() *Tool {
 	return &Tool{
-		Name:        "would_permit",
-		Title:       "Would a call be permitted",
-		Category:    CategoryDiscovery,
-		Description: `Judge a tool call the way dispatch would, without running it: {"allowed":true} or the reason it would be refused (permission_tier, tool_filtered, env_gate, token_scope, token_team, hidden_class, class_filter, unknown, clp, tenant, method_filtered, unknown_method, unknown_tool) and where. arguments are the call's arguments; class_name (and method_name for call_method) are what is judged.`,
-		Permission:  agent.Admin,
-		Timeout:     10 * time.Second,
-		ReadOnly:    true,
+		Name:         "would_permit",
+		Title:        "Would a call be permitted",
+		Category:     CategoryDiscovery,
+		Description:  `Judge a tool call the way dispatch would, without running it: {"allowed":true} or the reason it would be refused (permission_tier, operator_only, tool_filtered, env_gate, token_scope, token_team, hidden_class, class_filter, unknown, clp, tenant, method_filtered, unknown_method, unknown_tool) and where. arguments are the call's arguments; class_name (and method_name for call_method) are what is judged.`,
+		Permission:   agent.Admin,
+		OperatorOnly: true,
+		Timeout:      10 * time.Second,
+		ReadOnly:     true,
 		Input: schemaFor[wouldPermitArgs](map[string]*jsonschema.Schema{
 			"arguments": {Type: "object", Description: "The arguments the call would have.", Examples: []any{map[string]any{"class_name": "Ticket"}}},
 		}),

@@ -58,7 +58,9 @@ func TestWouldPermitClass(t *testing.T) {
 			t.Errorf("%v (-want +got):\n%s", c.args, d)
 		}
 	}
-	alice := e.as(asUser(agent.Admin, "uAlice0001"))
+	aliceAgent := asUser(agent.Admin, "uAlice0001")
+	aliceAgent.Policy.Introspection = true
+	alice := e.as(aliceAgent)
 	want := verdict(false, "clp", "class_access", "class-level permissions of Payroll do not allow count for this agent")
 	if d := cmp.Diff(want, alice.ok("would_permit", map[string]any{"tool": "count_objects", "arguments": map[string]any{"class_name": "Payroll"}})); d != "" {
 		t.Fatalf("clp (-want +got):\n%s", d)
@@ -75,7 +77,7 @@ func TestWouldPermitClass(t *testing.T) {
 // For call_method the declared method is judged too: unknown, filtered
 // out, or behind its own gate.
 func TestWouldPermitMethod(t *testing.T) {
-	filtered := master(agent.Admin)
+	filtered := introspector()
 	filtered.Policy.Methods = agent.NameFilter{Except: []string{"Ticket.close"}}
 	e := newEnv(t, filtered).withCatalog(ticketMethods())
 	judge := func(e *env, method string) map[string]any {
@@ -99,7 +101,7 @@ func TestWouldPermitMethod(t *testing.T) {
 // (Tool.MethodArg): a tool declaring one has that method judged; a tool
 // declaring none is judged on its class alone, whatever it is sent.
 func TestWouldPermitAsksTheTool(t *testing.T) {
-	e := newEnv(t, master(agent.Admin)).withCatalog(ticketMethods())
+	e := newEnv(t, introspector()).withCatalog(ticketMethods())
 	h := func(context.Context, *tools.Call) (any, error) { return nil, nil }
 	for _, tl := range []*tools.Tool{
 		{Name: "run_action", Op: parse.OpFind, MethodArg: "action", Handler: h},
@@ -123,11 +125,13 @@ func TestWouldPermitAsksTheTool(t *testing.T) {
 	}
 }
 
-// Only an admin may ask, and the tool is required.
+// Only an admin whose policy exposes introspection may ask, and the tool
+// is required.
 func TestWouldPermitArguments(t *testing.T) {
-	e := newEnv(t, master(agent.Admin))
+	e := newEnv(t, introspector())
 	e.refused("would_permit", map[string]any{}, tools.CodeInvalidArgument, `argument "tool" is required`)
 	e.refused("would_permit", map[string]any{"tool": " "}, tools.CodeInvalidArgument, `argument "tool" is required`)
 	e.refused("would_permit", map[string]any{"tool": "query_class", "arguments": []any{1}}, tools.CodeInvalidArgument, `argument "arguments" must be an object`)
 	e.as(master(agent.Write)).refused("would_permit", map[string]any{"tool": "query_class"}, tools.CodePermissionDenied, "tool would_permit needs admin permission; this agent is write")
+	e.as(master(agent.Admin)).refused("would_permit", map[string]any{"tool": "query_class"}, withKind(tools.CodeToolFiltered, "operator_only"), "tool would_permit is not available to this agent")
 }

@@ -32,7 +32,7 @@ func objectArg(desc string, example map[string]any) *jsonschema.Schema {
 // objectNotFound is the answer for an object that is missing, unreadable or
 // not writable: the three read the same, as get_object's.
 func objectNotFound(class, id string) *Error {
-	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("Object not found: %s#%s", class, id), Details: map[string]any{"kind": "object_not_found"}}
+	return Refusal("object_not_found", fmt.Sprintf("Object not found: %s#%s", class, id), nil)
 }
 
 // writeErr gives a scope write error the object's name when it is "not

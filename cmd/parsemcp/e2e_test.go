@@ -479,7 +479,7 @@ func typescriptReport(t *testing.T, stdout []byte) {
 			t.Fatalf("where not applied: %v", r)
 		}
 	}
-	if !report.Bad.IsError || !strings.Contains(report.Bad.Text, `"error_code":"not_found"`) {
+	if !report.Bad.IsError || !strings.Contains(report.Bad.Text, `"error_code":"access_denied"`) {
 		t.Fatalf("bad class via TS: %+v", report.Bad)
 	}
 }

@@ -68,7 +68,7 @@ func TestServeDemoPolicyAgents(t *testing.T) {
 			t.Fatalf("analyst count of Ticket: %v, want the %d Acme tickets its roles may read", out, acmeTickets)
 		}
 		out, isErr = callTool(t, cs, "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"org": demo.OrgGlobexID}})
-		if !isErr || out["error_code"] != "permission_denied" {
+		if !isErr || out["error_code"] != "access_denied" {
 			t.Fatalf("analyst asking for Globex's tickets: %v", out)
 		}
 		out, isErr = callTool(t, cs, "get_object", map[string]any{"class_name": "Ticket", "object_id": demo.TicketMasterOnlyID})
@@ -95,7 +95,7 @@ func TestServeDemoPolicyAgents(t *testing.T) {
 			t.Fatalf("support tools: %v", names)
 		}
 		out, isErr := callTool(t, cs, "export_data", map[string]any{"class_name": "Ticket"})
-		if !isErr || out["error_code"] != "permission_denied" || out["error"] != "tool export_data is not available to this agent" {
+		if !isErr || out["error_code"] != "tool_filtered" || out["error"] != "tool export_data is not available to this agent" {
 			t.Fatalf("support export_data: %v", out)
 		}
 		// Writes stay off until the operator opens a gate.
@@ -104,7 +104,7 @@ func TestServeDemoPolicyAgents(t *testing.T) {
 			t.Fatalf("support call_method without the gate: %v", out)
 		}
 		out, isErr = callTool(t, cs, "count_objects", map[string]any{"class_name": "Order"})
-		if !isErr || out["error_code"] != "not_found" {
+		if !isErr || out["error_code"] != "access_denied" {
 			t.Fatalf("support reading Order (outside its classes): %v", out)
 		}
 	})

@@ -53,9 +53,14 @@ func TestServeReadOnlyRole(t *testing.T) {
 		{"aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$status", "n": map[string]any{"$sum": 1}}}}}},
 		{"explain_query", map[string]any{"class_name": "Ticket", "where": open}},
 		{"export_data", map[string]any{"class_name": "Ticket", "limit": 5}},
-		{"describe_agent", map[string]any{}},
-		{"would_permit", map[string]any{"tool": "query_class", "arguments": map[string]any{"class_name": "Ticket"}}},
 		{"list_tools", map[string]any{}},
+	}
+	// describe_agent and would_permit are operator-side unless a policy
+	// exposes them: refused to this session, whatever its tier.
+	for _, tool := range []string{"describe_agent", "would_permit"} {
+		if out, isErr := callTool(t, cs, tool, map[string]any{"tool": "query_class"}); !isErr || out["error_code"] != "tool_filtered" {
+			t.Errorf("%s without introspection: %v", tool, out)
+		}
 	}
 	var id string
 	for _, c := range calls {

@@ -34,12 +34,12 @@ func ruleCases() []attack {
 				}
 			}},
 		{name: "tenant/no_binding_count", pol: "test", profile: "roles-admin", target: "count_objects", args: m{"class_name": "Ticket"},
-			code: "permission_denied", detail: "tenant", msg: noBinding},
+			code: "access_denied", detail: "tenant", msg: noBinding},
 		{name: "tenant/no_binding_query", pol: "test", profile: "roles-admin", target: "query_class", args: m{"class_name": "Ticket", "keys": []string{"title"}},
-			code: "permission_denied", detail: "tenant", msg: noBinding},
+			code: "access_denied", detail: "tenant", msg: noBinding},
 		{name: "tenant/no_binding_create", pol: "test", profile: "roles-admin", gates: allGates, target: "create_object",
 			args: m{"class_name": "Ticket", "object": m{"title": "UNBOUND-CREATE"}},
-			code: "permission_denied", detail: "tenant", msg: noBinding,
+			code: "access_denied", detail: "tenant", msg: noBinding,
 			after: func(t *testing.T, e *env) {
 				for _, r := range e.all(t, "Ticket") {
 					if r["title"] == "UNBOUND-CREATE" {
@@ -49,10 +49,10 @@ func ruleCases() []attack {
 			}},
 		{name: "tenant/regex_on_tenant_field", pol: "demo", profile: "analyst", target: "count_objects",
 			args: m{"class_name": "Organization", "where": m{"objectId": m{"$regex": "^O"}}},
-			code: "permission_denied", msg: spoof("Organization.objectId"), detail: "tenant_spoof"},
+			code: "access_denied", msg: spoof("Organization.objectId"), detail: "tenant_spoof"},
 		{name: "tenant/exists_on_tenant_field", pol: "demo", profile: "analyst", target: "count_objects",
 			args: m{"class_name": "Ticket", "where": m{"org": m{"$exists": true}}},
-			code: "permission_denied", msg: spoof("Ticket.org"), detail: "tenant_spoof"},
+			code: "access_denied", msg: spoof("Ticket.org"), detail: "tenant_spoof"},
 		{name: "tenant/in_own_org_only", pol: "demo", profile: "analyst", target: "count_objects",
 			args: m{"class_name": "Ticket", "where": m{"org": m{"$in": []any{orgPtr(acme)}}}},
 			want: wantNum("count", countOf(analystTickets(nil)))},

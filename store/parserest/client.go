@@ -54,6 +54,10 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("Parse Server error %d: %s", e.Code, e.Message)
 }
 
+// ParseCode is Parse Server's error code (a tool failure it causes
+// carries it, when no store error names it).
+func (e *APIError) ParseCode() int { return e.Code }
+
 // Unwrap maps Parse Server's codes to the store's errors.
 func (e *APIError) Unwrap() error {
 	switch e.Code {
