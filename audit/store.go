@@ -196,12 +196,8 @@ func (s *StoreSink) object(e Event) parse.Object {
 }
 
 func object(e Event) parse.Object {
-	keys := make([]any, len(e.ArgKeys))
-	for i, k := range e.ArgKeys {
-		keys[i] = k
-	}
 	o := parse.Object{
-		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": keys, "agentId": e.AgentID, "authType": e.AuthType,
+		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": anyList(e.ArgKeys), "agentId": e.AgentID, "authType": e.AuthType,
 		"permission": e.Permission, "success": e.Success, "durationMs": e.DurationMS, "resultBytes": float64(e.ResultBytes),
 		"estInputTokens": float64(e.EstInputTokens), "agentDepth": float64(e.AgentDepth), "ACL": map[string]any{}, // master key only
 	}
@@ -222,23 +218,24 @@ func object(e Event) parse.Object {
 		"toolsExcept": e.ToolsExcept, "methodsOnly": e.MethodsOnly, "methodsExcept": e.MethodsExcept,
 	} {
 		if list != nil {
-			a := make([]any, len(list))
-			for i, v := range list {
-				a[i] = v
-			}
-			o[k] = a
+			o[k] = anyList(list)
 		}
 	}
 	if e.Filters != nil {
 		f := make(map[string]any, len(e.Filters))
 		for class, fields := range e.Filters {
-			a := make([]any, len(fields))
-			for i, v := range fields {
-				a[i] = v
-			}
-			f[class] = a
+			f[class] = anyList(fields)
 		}
 		o["filters"] = f
 	}
 	return o
+}
+
+// anyList is list as a JSON array value of an object.
+func anyList(list []string) []any {
+	a := make([]any, len(list))
+	for i, v := range list {
+		a[i] = v
+	}
+	return a
 }

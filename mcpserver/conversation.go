@@ -1,9 +1,8 @@
 package mcpserver
 
 import (
-	"regexp"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/parsemcp/parsemcp/internal/reqlog"
 )
 
 // ConversationHeader carries the conversation a request belongs to, as
@@ -14,9 +13,9 @@ const ConversationHeader = "X-MCP-Session-Id"
 // conversationMetaKey is the tools/call _meta key of the conversation id.
 const conversationMetaKey = "conversation_id"
 
-// validConversation is what a conversation id may be: anything else is
-// dropped, so a client cannot inject into log lines.
-var validConversation = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+// maxConversationID bounds a conversation id; a longer one, or one with
+// other characters than reqlog.SafeID allows, is dropped.
+const maxConversationID = 128
 
 // callOrigin returns the MCP session a tools/call came in (none over
 // stdio, or without sessions) and the conversation its client names, the
@@ -26,12 +25,12 @@ func callOrigin(req mcp.Request, p *mcp.CallToolParamsRaw) (session, conversatio
 		session = ss.ID()
 	}
 	if p != nil {
-		if c, _ := p.Meta[conversationMetaKey].(string); validConversation.MatchString(c) {
+		if c, _ := p.Meta[conversationMetaKey].(string); reqlog.SafeID(c, maxConversationID) {
 			return session, c
 		}
 	}
 	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-		if c := ex.Header.Get(ConversationHeader); validConversation.MatchString(c) {
+		if c := ex.Header.Get(ConversationHeader); reqlog.SafeID(c, maxConversationID) {
 			conversation = c
 		}
 	}

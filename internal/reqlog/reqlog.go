@@ -78,8 +78,13 @@ func TraceID(ctx context.Context) string {
 
 // ValidRequestID reports whether a client-supplied X-Request-Id may be
 // used as given: 1 to 64 letters, digits, '-', '_' or '.'.
-func ValidRequestID(id string) bool {
-	if id == "" || len(id) > 64 {
+func ValidRequestID(id string) bool { return SafeID(id, 64) }
+
+// SafeID reports whether a client-supplied identifier may go into logs
+// and audit events as given: 1 to maxLen letters, digits, '-', '_' or
+// '.' (nothing a log line could be forged with).
+func SafeID(id string, maxLen int) bool {
+	if id == "" || len(id) > maxLen {
 		return false
 	}
 	for _, c := range id {
