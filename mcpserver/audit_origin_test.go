@@ -52,6 +52,10 @@ func TestAuditCallOrigin(t *testing.T) {
 	}
 	bad := connectAs("bad value; forged=1", "") // the stateless era: no session
 	fails(t, bad, "count_objects", map[string]any{"class_name": "Payroll"}, "access_denied")
+	long := connectAs(strings.Repeat("a", 129), "2025-06-18") // over 128: dropped
+	if _, err := long.CallTool(context.Background(), &mcp.CallToolParams{Name: "count_objects", Arguments: map[string]any{"class_name": "Ticket"}, Meta: mcp.Meta{"conversation_id": 42}}); err != nil {
+		t.Fatal(err) // a conversation id that is not a string: ignored
+	}
 
 	var ev []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -61,8 +65,11 @@ func TestAuditCallOrigin(t *testing.T) {
 		}
 		ev = append(ev, m)
 	}
-	if len(ev) != 3 {
-		t.Fatalf("want 3 events, got %d:\n%s", len(ev), out.String())
+	if len(ev) != 4 {
+		t.Fatalf("want 4 events, got %d:\n%s", len(ev), out.String())
+	}
+	if ev[3]["conversation_id"] != nil || ev[3]["session_id"] != long.ID() {
+		t.Fatalf("an over-long header and a number in _meta: %v", ev[3])
 	}
 	if strings.Contains(out.String(), "SECRET-VALUE") || strings.Contains(out.String(), "forged") {
 		t.Fatalf("a filter value or an injected conversation id reached the audit stream:\n%s", out.String())
