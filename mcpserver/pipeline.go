@@ -101,15 +101,15 @@ func chain(steps []Step, h Handler) Handler {
 }
 
 // build splits the pipeline at route: the SDK's receiving middleware runs
-// the steps before it, toolHandler's chain (s.calls) the steps after it.
-func (s *Server) build(steps []Step) mcp.Middleware {
+// the steps before it (receive); the steps after it, ending in the tool,
+// are the chain toolHandler runs for every tool call (call).
+func (s *Server) build(steps []Step) (receive mcp.Middleware, call Handler) {
 	at := slices.IndexFunc(steps, func(st Step) bool { return st.Name == route.Name })
 	if at < 0 {
 		panic("mcpserver: the pipeline has no route step")
 	}
-	s.callChain = chain(steps[at+1:], s.runTool)
 	before := steps[:at]
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
+	receive = func(next mcp.MethodHandler) mcp.MethodHandler {
 		h := chain(before, func(ctx context.Context, r *Request) (any, error) { return next(ctx, r.Method, r.Params) })
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			res, err := h(ctx, &Request{Method: method, Params: req})
@@ -117,6 +117,7 @@ func (s *Server) build(steps []Step) mcp.Middleware {
 			return out, err
 		}
 	}
+	return receive, chain(steps[at+1:], s.runTool)
 }
 
 // runTool is the end of the pipeline: the tool's handler, with the

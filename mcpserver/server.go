@@ -221,7 +221,9 @@ func New(opts Options) (*Server, error) {
 		},
 	})
 	s.live = newLive(s, opts.Live)
-	s.mcp.AddReceivingMiddleware(s.build(s.pipeline(opts)))
+	receive, call := s.build(s.pipeline(opts))
+	s.callChain = call
+	s.mcp.AddReceivingMiddleware(receive)
 	s.mcp.AddSendingMiddleware(s.notifyCarrier)
 	s.syncTools()
 	s.syncPrompts()
