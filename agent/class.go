@@ -89,7 +89,7 @@ func (c *Class) find(ctx context.Context, q *query.Query, op parse.Op) ([]parse.
 	if err != nil {
 		return nil, err
 	}
-	c.redactRows(rows)
+	c.redactRows(rows, gq.WantsScore())
 	return rows, nil
 }
 
@@ -116,7 +116,7 @@ func (c *Class) findJSON(ctx context.Context, q *query.Query, op parse.Op) ([]js
 	if err != nil {
 		return nil, err
 	}
-	return jf.FindJSON(ctx, gq, shown(c.Schema))
+	return jf.FindJSON(ctx, gq, shown(c.Schema, gq.WantsScore()))
 }
 
 // Count counts the rows the agent may see.
@@ -174,7 +174,7 @@ func EncodeRows(rows []parse.Object) ([]json.RawMessage, error) {
 
 // redactRows redacts rows of this class to the schema the agent sees, a
 // user's own _User row to its owner view.
-func (c *Class) redactRows(rows []parse.Object) {
+func (c *Class) redactRows(rows []parse.Object, score bool) {
 	var owner *parse.Schema
 	for _, row := range rows {
 		view := c.Schema
@@ -185,13 +185,14 @@ func (c *Class) redactRows(rows []parse.Object) {
 			}
 			view = *owner
 		}
-		redact(view, row)
+		redact(view, row, score)
 	}
 }
 
-// redact removes every field of row the visible schema does not have.
-func redact(sch parse.Schema, row parse.Object) {
-	keep := shown(sch)
+// redact removes every field of row the visible schema does not have
+// (but the $text rank when score).
+func redact(sch parse.Schema, row parse.Object, score bool) {
+	keep := shown(sch, score)
 	for k := range row {
 		if !keep(k) {
 			delete(row, k)
@@ -200,10 +201,16 @@ func redact(sch parse.Schema, row parse.Object) {
 }
 
 // shown is the redaction rule: a row's field reaches the agent when the
-// schema the agent sees (visible, or its owner view) has it. redact
-// applies it to objects, FindJSON hands it to the store's encoder.
-func shown(sch parse.Schema) func(field string) bool {
+// schema the agent sees (visible, or its owner view) has it, or, when
+// score (the find's keys named $score), when it is the rank: the stores
+// then read no column of that name (query.ScoreField), so nothing else
+// can arrive under it. redact applies it to objects, FindJSON hands it to
+// the store's encoder.
+func shown(sch parse.Schema, score bool) func(field string) bool {
 	return func(field string) bool {
+		if score && field == query.ScoreField {
+			return true
+		}
 		_, ok := sch.Fields[field]
 		return ok
 	}

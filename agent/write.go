@@ -307,7 +307,7 @@ func (s *Scope) echo(sch parse.Schema, row parse.Object) parse.Object {
 		}
 		return out
 	}
-	redact(sch, row)
+	redact(sch, row, false)
 	return row
 }
 

@@ -20,6 +20,7 @@ var builtinTools = map[string]string{
 	"list_tools": "discovery", "get_all_schemas": "schema", "get_schema": "schema",
 	"query_class": "query", "count_objects": "query", "get_object": "query", "get_objects": "query", "get_sample_objects": "query",
 	"explain_query": "query", "export_data": "export",
+	"text_search": "search", "autocomplete": "search", "faceted_search": "search",
 	"aggregate": "aggregate", "group_by": "aggregate", "group_by_date": "aggregate", "distinct": "aggregate",
 	"call_method": "mutation",
 }

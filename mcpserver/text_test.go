@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -73,5 +74,36 @@ func TestTextSearchHiddenClassAndTenant(t *testing.T) {
 		"the constraint on Ticket.status names another tenant than this agent's")
 	if got := ids(ok(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": textSearch("leak | survey | task")}})["results"]); !slices.Equal(got, []string{"t000000001", "t000000003"}) {
 		t.Errorf("tenant open: %v", got)
+	}
+}
+
+// The search tools through the client give the same answers on both SQL
+// stores (the ranking, the suggestions and the facet counts), each as the
+// caller's ACL admits.
+func TestSearchToolsAgreeOnBothStores(t *testing.T) {
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak | survey | task | calc"}},
+		{"text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak | survey | task", "keys": []string{"status"}, "limit": 1}},
+		{"autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": "O"}},
+		{"faceted_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak | survey | task | calc", "facets": []string{"status", "project"}, "limit": 2}},
+	}
+	answers := map[string][]string{}
+	for _, b := range sqlBackends {
+		st := b.store(t)
+		for _, who := range []agent.Identity{master, {Mode: agent.AuthUser, UserID: alice}} {
+			cs := connect(t, newServer(t, st, agent.Readonly, who), "")
+			for _, c := range calls {
+				answers[b.name] = append(answers[b.name], fmt.Sprint(ok(t, cs, c.tool, c.args)))
+			}
+		}
+	}
+	if !slices.Equal(answers["sqlite"], answers["postgres"]) {
+		t.Fatalf("the stores disagree:\n sqlite   %v\n postgres %v", answers["sqlite"], answers["postgres"])
+	}
+	if a := answers["sqlite"]; a[0] == a[4] || !strings.Contains(a[0], "t000000005") || strings.Contains(a[4], "t000000005") {
+		t.Fatalf("master and alice read the same rows: %v", a)
 	}
 }

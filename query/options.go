@@ -17,6 +17,10 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		if part == "" {
 			continue
 		}
+		if k, ok := scoreOrderKey(part); ok {
+			keys = append(keys, k)
+			continue
+		}
 		k := OrderKey{Field: part}
 		if strings.HasPrefix(part, "-") {
 			k = OrderKey{Field: part[1:], Desc: true}
@@ -55,6 +59,10 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
 		if k == "" {
+			continue
+		}
+		if k == ScoreKey {
+			out = append(out, k)
 			continue
 		}
 		head, _, dotted := strings.Cut(k, ".")

@@ -18,7 +18,7 @@ func listToolsTool() *Tool {
 		Permission:  agent.Readonly,
 		Timeout:     5 * time.Second,
 		ReadOnly:    true,
-		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom, CategoryRemote)}),
+		Input:       schemaFor[listToolsArgs](map[string]*jsonschema.Schema{"category": enumSchema("", "", CategorySchema, CategoryQuery, CategorySearch, CategoryAggregate, CategoryExport, CategoryMutation, CategoryDiscovery, CategoryCustom, CategoryRemote)}),
 		Handler:     listTools,
 	}
 }

@@ -28,6 +28,7 @@ import (
 const (
 	CategorySchema    = "schema"
 	CategoryQuery     = "query"
+	CategorySearch    = "search"
 	CategoryAggregate = "aggregate"
 	CategoryMutation  = "mutation"
 	CategoryExport    = "export"
@@ -42,6 +43,7 @@ const (
 var Categories = map[string]string{
 	CategorySchema:    "Class introspection: which classes exist, their fields, types, pointers and indexes.",
 	CategoryQuery:     "Read-only data access: find, count and fetch objects.",
+	CategorySearch:    "Full-text search, prefix autocomplete and faceted counts.",
 	CategoryAggregate: "Aggregation pipelines and group/distinct helpers.",
 	CategoryMutation:  "Domain actions and writes, when the operator allows them.",
 	CategoryExport:    "Bulk export as CSV, Markdown or a text table.",
@@ -218,7 +220,7 @@ func (r *Registry) List() []*Tool {
 		out = append(out, t)
 	}
 	r.mu.RUnlock()
-	order := []string{CategoryDiscovery, CategorySchema, CategoryQuery, CategoryAggregate, CategoryExport, CategoryMutation, CategoryCustom}
+	order := []string{CategoryDiscovery, CategorySchema, CategoryQuery, CategorySearch, CategoryAggregate, CategoryExport, CategoryMutation, CategoryCustom}
 	rank := func(c string) int {
 		if i := slices.Index(order, c); i >= 0 {
 			return i
@@ -257,6 +259,7 @@ var builtins = []func() *Tool{
 	listToolsTool,
 	getAllSchemasTool, getSchemaTool,
 	queryClassTool, countObjectsTool, getObjectTool, getObjectsTool, getSampleObjectsTool,
+	textSearchTool, autocompleteTool, facetedSearchTool,
 	exportDataTool,
 	explainQueryTool,
 	aggregateTool, groupByTool, groupByDateTool, distinctTool,

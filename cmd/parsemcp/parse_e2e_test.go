@@ -91,6 +91,13 @@ func TestServeParseServer(t *testing.T) {
 		call{tool: "group_by_date", args: map[string]any{"class_name": demo.ClassTicket, "field": "dueDate", "interval": "month"}},
 		call{tool: "group_by_date", args: map[string]any{"class_name": demo.ClassTicket, "field": "resolvedAt", "interval": "week", "timezone": "Europe/Paris", "sort": "value_desc"}},
 		call{tool: "get_objects", args: map[string]any{"class_name": demo.ClassTicket, "ids": []string{demo.TicketMemberID, "nope000000"}}},
+		// The search tools: Parse Server's $text ranking, and its
+		// aggregations (or parsemcp's) under a $text or a prefix $regex.
+		call{tool: "text_search", args: map[string]any{"class_name": demo.ClassTicket, "field": "title", "term": "slow | crash | login | page", "limit": 15, "keys": []string{"title"}}},
+		call{tool: "text_search", args: map[string]any{"class_name": demo.ClassTicket, "field": "description", "term": "customer", "where": map[string]any{"status": "open"}, "skip": 2, "limit": 5}},
+		call{tool: "autocomplete", args: map[string]any{"class_name": demo.ClassTicket, "field": "status", "prefix": "o"}},
+		call{tool: "autocomplete", args: map[string]any{"class_name": demo.ClassTicket, "field": "title", "prefix": "Log", "limit": 3}},
+		call{tool: "faceted_search", args: map[string]any{"class_name": demo.ClassTicket, "field": "title", "term": "slow | crash", "facets": []string{"status", "priority"}, "limit": 3}},
 		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassProject, "order": "objectId", "keys": []string{"name"}, "format": "csv"}},
 		call{tool: "export_data", args: map[string]any{"class_name": demo.ClassTicket, "order": "objectId", "limit": 20, "columns": []string{"objectId", "status", "project.name"}}},
 		call{tool: "aggregate", args: map[string]any{"class_name": demo.ClassComment, "pipeline": []any{

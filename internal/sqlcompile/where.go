@@ -68,6 +68,10 @@ type Dialect interface {
 	// language: PostgreSQL's to_tsvector(language, expr) @@
 	// to_tsquery(language, term), as Parse Server runs it (query.Text).
 	TextMatch(expr, language, term string, param func(any) string) string
+	// TextRank is the rank of the text expr for the $text term in
+	// language: PostgreSQL's ts_rank_cd(to_tsvector(language, expr),
+	// to_tsquery(language, term), 32), as Parse Server ranks $score.
+	TextRank(expr, language, term string, param func(any) string) string
 }
 
 // Builder accumulates SQL text and bind arguments.
@@ -391,19 +395,20 @@ func (b *Builder) distance(col string, lat, lng float64) string {
 func joinTable(field, class string) string { return "_Join:" + field + ":" + class }
 
 // Order renders q's ORDER BY clause: a $nearSphere without an explicit order
-// sorts nearest first.
+// sorts nearest first; "$score" sorts by the rank of q's $text
+// (query.ScoreText).
 func (b *Builder) Order(q *query.Query) string {
 	if len(q.Order) == 0 && q.Where != nil {
 		if n := query.Near(q.Where); n != nil {
-			return b.distance(b.D.Ident(n.Path.Field), n.Lat, n.Lng) + " ASC, " + b.OrderBy(nil)
+			return b.distance(b.D.Ident(n.Path.Field), n.Lat, n.Lng) + " ASC, " + b.orderBy(nil, nil)
 		}
 	}
-	return b.OrderBy(q.Order)
+	return b.orderBy(q.Order, q)
 }
 
-// OrderBy renders the ORDER BY clause (without the keyword), with objectId
+// orderBy renders the ORDER BY clause (without the keyword), with objectId
 // as the final tie-breaker so pagination is stable.
-func (b *Builder) OrderBy(keys []query.OrderKey) string {
+func (b *Builder) orderBy(keys []query.OrderKey, q *query.Query) string {
 	keys = query.StableOrder(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
@@ -411,11 +416,26 @@ func (b *Builder) OrderBy(keys []query.OrderKey) string {
 		if k.Desc {
 			dir = " DESC"
 		}
-		col := b.D.Ident(k.Field)
-		if len(k.Sub) > 0 {
-			col = b.D.JSONScalar(col, k.Sub, b.Param, nil)
+		var col string
+		switch {
+		case k.Field == query.ScoreKey:
+			col = b.Score(q)
+		case len(k.Sub) > 0:
+			col = b.D.JSONScalar(b.D.Ident(k.Field), k.Sub, b.Param, nil)
+		default:
+			col = b.D.Ident(k.Field)
 		}
 		parts = append(parts, col+dir+b.D.NullsOrder(k.Desc))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Score renders the rank of q's $text (query.ScoreText), or NULL when q
+// has none to rank by (query.CheckScore refuses such a query first).
+func (b *Builder) Score(q *query.Query) string {
+	t, ok, err := query.ScoreText(q)
+	if !ok || err != nil {
+		return "NULL"
+	}
+	return b.D.TextRank(b.D.Ident(t.Path.Field), t.Language, t.Term, b.Param)
 }

@@ -74,6 +74,9 @@ func (fuzzDialect) CodePointOrder(expr string) string { return expr }
 func (fuzzDialect) TextMatch(expr, lang, term string, param func(any) string) string {
 	return "text_match(" + param(lang) + ", " + param(term) + ", " + expr + ")"
 }
+func (fuzzDialect) TextRank(expr, lang, term string, param func(any) string) string {
+	return "text_rank(" + param(lang) + ", " + param(term) + ", " + expr + ")"
+}
 func (fuzzDialect) InPolygon(lat, lng, polygon string) string {
 	return "in_polygon(" + lat + ", " + lng + ", " + polygon + ")"
 }

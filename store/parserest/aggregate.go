@@ -68,6 +68,12 @@ func pgUnsupportedStage(p *query.Pipeline) string {
 		case *query.FacetStage, *query.BucketStage, *query.BucketAutoStage, *query.ReplaceRootStage,
 			*query.UnionWithStage, *query.GraphLookupStage:
 			return st.Name()
+		case *query.MatchStage:
+			// The adapter's $match matches no row under a $text or a
+			// $regex (with or without options).
+			if textOrRegex(st.Where) {
+				return st.Name() + " with $text or $regex"
+			}
 		case *query.GroupStage:
 			// Date parts of a key: the adapter groups by the whole date
 			// without a timezone, and fails (error 102) with one.
@@ -77,6 +83,27 @@ func pgUnsupportedStage(p *query.Pipeline) string {
 		}
 	}
 	return ""
+}
+
+// textOrRegex reports whether a constraint holds a $text or a $regex.
+func textOrRegex(e query.Expr) bool {
+	var list []query.Expr
+	switch x := e.(type) {
+	case query.Text, query.Regex:
+		return true
+	case query.And:
+		list = x.Exprs
+	case query.Or:
+		list = x.Exprs
+	case query.Nor:
+		list = x.Exprs
+	}
+	for _, s := range list {
+		if textOrRegex(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // groupsByDatePart reports whether a $group key (or a component of a

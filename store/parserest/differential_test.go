@@ -3,10 +3,12 @@ package parserest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -14,6 +16,7 @@ import (
 	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store/internal/object"
 	"github.com/parsemcp/parsemcp/store/postgres"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 )
@@ -143,7 +146,96 @@ func TestThreeWay(t *testing.T) {
 			}
 		}
 	}
-	threeWayText(t, srv, map[string]finder{"parserest": rest, "postgres": pg, "sqlite": lite})
+	stores := map[string]finder{"parserest": rest, "postgres": pg, "sqlite": lite}
+	threeWayText(t, srv, stores)
+	for _, c := range whos {
+		threeWayScore(t, srv, stores, c.name, c.acl, c.token)
+	}
+}
+
+// threeWayScore: order by $score and keys $score give Parse Server's
+// ranking, row for row and score for score, with objectId breaking ties;
+// for the parserest store too when the where names another constraint
+// first (Parse Server ranks by the first constraint's bind values, so the
+// store puts the $text first).
+func threeWayScore(t *testing.T, srv *parseserver.Server, stores map[string]finder, who string, acl []string, token string) {
+	ctx := context.Background()
+	parser := query.Parser{}
+	for _, c := range []struct{ where, ours string }{
+		{where: `{"title": {"$text": {"$search": {"$term": "slow | crash | login"}}}}`},
+		{where: `{"title": {"$text": {"$search": {"$term": "notif:* | load | page"}}}, "status": "open"}`, ours: `{"status": "open", "title": {"$text": {"$search": {"$term": "notif:* | load | page"}}}}`},
+		{where: `{"description": {"$text": {"$search": {"$term": "customer | report"}}}}`},
+	} {
+		q := url.Values{"where": {c.where}, "keys": {"objectId,$score"}, "order": {"$score,objectId"}, "limit": {"10000"}}
+		code, body := srv.Request(http.MethodGet, "/classes/"+demo.ClassTicket+"?"+q.Encode(), nil, token, acl == nil)
+		if code != http.StatusOK {
+			t.Fatalf("Parse Server %s: %d %s", c.where, code, body)
+		}
+		var resp struct{ Results []parse.Object }
+		if err := json.Unmarshal(body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if acl == nil && len(resp.Results) < 3 {
+			t.Fatalf("%s as %s: %d rows; the ranking proves little", c.where, who, len(resp.Results))
+		}
+		want := scored(resp.Results)
+		ours := c.where
+		if c.ours != "" {
+			ours = c.ours
+		}
+		for name, st := range stores {
+			sch, err := st.(interface {
+				Schema(context.Context, string) (parse.Schema, error)
+			}).Schema(ctx, demo.ClassTicket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw map[string]any
+			_ = json.Unmarshal([]byte(ours), &raw)
+			expr, err := parser.Where(sch, raw)
+			if err != nil {
+				t.Fatalf("%s: %v", ours, err)
+			}
+			order, err := query.ParseOrder(sch, "$score")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := query.NoACLFilter
+			if acl != nil {
+				f = query.ACLEntries(acl...)
+			}
+			rows, err := st.Find(ctx, &query.Query{Class: demo.ClassTicket, Where: expr, Order: order, Limit: -1, Keys: []string{query.ScoreKey}, ReadACL: f})
+			if got := scored(rows); err != nil || !slices.Equal(got, want) {
+				t.Errorf("%s %s as %s: %v (%v)\n Parse Server %v", name, ours, who, got, err, want)
+			}
+			// The order alone sorts the same rows without a score.
+			rows, err = st.Find(ctx, &query.Query{Class: demo.ClassTicket, Where: expr, Order: order, Limit: 5, Keys: []string{"title"}, ReadACL: f})
+			if err != nil || len(rows) != min(5, len(want)) {
+				t.Fatalf("%s order only: %d rows (%v)", name, len(rows), err)
+			}
+			for i, r := range rows {
+				if _, has := r[query.ScoreField]; has || !strings.HasPrefix(want[i], object.ID(r)+" ") {
+					t.Errorf("%s %s order only, row %d: %v, want %s", name, ours, i, r, want[i])
+				}
+			}
+		}
+	}
+	// $score without a $text to rank by is refused by every store.
+	for name, st := range stores {
+		_, err := st.Find(ctx, &query.Query{Class: demo.ClassTicket, Order: []query.OrderKey{{Field: query.ScoreKey, Desc: true}}, Limit: 1, ReadACL: query.NoACLFilter})
+		if err == nil {
+			t.Errorf("%s: $score without $text accepted", name)
+		}
+	}
+}
+
+// scored lists rows as "objectId score", in their order.
+func scored(rows []parse.Object) []string {
+	out := []string{}
+	for _, r := range rows {
+		out = append(out, fmt.Sprintf("%s %v", object.ID(r), r[query.ScoreField]))
+	}
+	return out
 }
 
 type finder interface {

@@ -61,7 +61,11 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if !q.ReadACL.IsSet() {
 		return []parse.Object{}, nil // an undecided filter admits no row
 	}
-	w, err := s.where(ctx, q)
+	rq, scoreKeys, scored, err := scoreQuery(sch, q)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.where(ctx, rq)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +73,10 @@ func (s *Store) Find(ctx context.Context, q *query.Query) ([]parse.Object, error
 	if len(w) > 0 {
 		params.Set("where", jsonParam(w))
 	}
-	if q.Keys != nil {
+	switch {
+	case scored:
+		params.Set("keys", strings.Join(scoreKeys, ","))
+	case q.Keys != nil:
 		keys := []string{parse.FieldObjectID}
 		keys = append(keys, q.Keys...)
 		params.Set("keys", strings.Join(keys, ","))
@@ -205,10 +212,16 @@ func (s *Store) shape(sch parse.Schema, q *query.Query, rows []parse.Object) []p
 			want[k] = true
 		}
 	}
+	score := q != nil && q.WantsScore()
 	for _, row := range rows {
 		for k := range row {
 			f, known := sch.Fields[k]
 			switch {
+			case score && k == query.ScoreField:
+				// The rank (keys named $score: no field of this name was
+				// asked for).
+			case k == query.ScoreField && !known:
+				delete(row, k) // the rank, asked for the order only
 			case !known && !parse.IsSystemField(k):
 				delete(row, k) // sessionToken, authData leftovers, …
 			case want != nil && !want[k] && !(known && f.Type == parse.TypeRelation):

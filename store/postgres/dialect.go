@@ -82,6 +82,12 @@ func (dialect) TextMatch(expr, lang, term string, param func(any) string) string
 	return "to_tsvector(" + l + ", " + expr + ") @@ to_tsquery(" + l + ", " + param(term) + ")"
 }
 
+// TextRank is Parse Server's $score on PostgreSQL.
+func (dialect) TextRank(expr, lang, term string, param func(any) string) string {
+	l := param(lang) + "::regconfig"
+	return "ts_rank_cd(to_tsvector(" + l + ", " + expr + "), to_tsquery(" + l + ", " + param(term) + "), 32)"
+}
+
 func (dialect) InPolygon(lat, lng, polygon string) string {
 	return polygon + "::polygon @> point(" + lng + ", " + lat + ")"
 }

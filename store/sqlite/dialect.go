@@ -214,6 +214,19 @@ func init() {
 		}
 		return int64(0), nil
 	})
+	sqlite.MustRegisterDeterministicScalarFunction("parsemcp_text_rank", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		q, lang, text, ok, err := textArgs(args)
+		if !ok || err != nil {
+			return nil, err
+		}
+		return textsearch.Score(q.Rank(textsearch.NewVector(lang, text))), nil
+	})
+}
+
+// TextRank is PostgreSQL's ts_rank_cd(…, 32) computed by query/textsearch,
+// as the number PostgreSQL prints for it (textsearch.Score).
+func (dialect) TextRank(expr, lang, term string, param func(any) string) string {
+	return "parsemcp_text_rank(" + param(lang) + ", " + param(term) + ", " + expr + ")"
 }
 
 // CodePointOrder: the store's text columns and json_extract's text have

@@ -148,6 +148,9 @@ func (k *Kit[T]) FindStatement(sch parse.Schema, q *query.Query) (sqlText string
 
 // Find is Store.Find.
 func (k *Kit[T]) Find(ctx context.Context, q *query.Query) ([]parse.Object, error) {
+	if err := query.CheckScore(q); err != nil {
+		return nil, err
+	}
 	sch, err := k.Schemas.Shared(ctx, q.Class)
 	if err != nil {
 		return nil, err

@@ -33,13 +33,18 @@ type RowWriter struct {
 // returned them) keeping the fields keep admits (nil: every field).
 func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
 	w := &RowWriter{c: c, sch: sch, fields: fields, vals: make([]any, len(fields)), has: make([]bool, len(fields)), key: make([][]byte, len(fields))}
+	names := make([]string, len(fields))
 	for i, name := range fields {
+		if name == query.ScoreKey {
+			name = query.ScoreField // the rank's name in a row
+		}
+		names[i] = name
 		if keep == nil || keep(name) {
 			w.order = append(w.order, i)
 		}
 		w.key[i] = append(jsonenc.AppendQuoted(nil, []byte(name)), ':')
 	}
-	sort.Slice(w.order, func(a, b int) bool { return fields[w.order[a]] < fields[w.order[b]] })
+	sort.Slice(w.order, func(a, b int) bool { return names[w.order[a]] < names[w.order[b]] })
 	return w
 }
 
@@ -76,6 +81,9 @@ const presizeRows = 1000
 // FindJSON is store.JSONFinder's FindJSON: Find's rows as JSON text, one
 // buffer for the page.
 func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field string) bool) ([]json.RawMessage, error) {
+	if err := query.CheckScore(q); err != nil {
+		return nil, err
+	}
 	sch, err := k.Schemas.Shared(ctx, q.Class)
 	if err != nil {
 		return nil, err

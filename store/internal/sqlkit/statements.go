@@ -11,6 +11,7 @@ import (
 	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/query/textsearch"
 	"github.com/parsemcp/parsemcp/store"
 )
 
@@ -20,7 +21,12 @@ import (
 func FindSQL(d sqlcompile.Dialect, sch parse.Schema, q *query.Query, noLimit any) (sqlText string, args []any, fields []string) {
 	fields = ReadFields(sch, q.Keys)
 	b := &sqlcompile.Builder{D: d}
-	sqlText = "SELECT " + selectList(d, sch, fields) + " FROM " + d.Ident(q.Class)
+	sel := selectList(d, sch, fields)
+	if q.WantsScore() {
+		// The rank is the row's last column (ReadFields lists it last).
+		sel += ", " + b.Score(q)
+	}
+	sqlText = "SELECT " + sel + " FROM " + d.Ident(q.Class)
 	if w := b.Where(q); w != "" {
 		sqlText += " WHERE " + w
 	}
@@ -40,7 +46,8 @@ func selectList(d sqlcompile.Dialect, sch parse.Schema, fields []string) string 
 		switch {
 		case f == parse.FieldACL:
 			sel = append(sel, d.Ident("_rperm"), d.Ident("_wperm"))
-		case sch.Fields[f].Type == parse.TypeRelation:
+		case sch.Fields[f].Type == parse.TypeRelation, f == query.ScoreKey:
+			// No column; the rank is FindSQL's to render.
 		default:
 			sel = append(sel, d.Ident(f))
 		}
@@ -104,6 +111,12 @@ func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set
 				set(fi, parse.FieldACL, parse.ACLFromPerms(r, w).Encode())
 			}
 			i += 2
+			continue
+		case name == query.ScoreKey:
+			if v, ok := scoreValue(vals[i]); ok {
+				set(fi, query.ScoreField, v)
+			}
+			i++
 			continue
 		case f.Type == parse.TypeRelation:
 			set(fi, name, parse.Relation(f.TargetClass))
@@ -177,6 +190,8 @@ func DeleteSQL(d sqlcompile.Dialect, sch parse.Schema, w store.Write) (sqlText s
 // fields (the ACL too, as Parse Server returns it whatever the keys) and
 // the Relation markers always, then the requested ones, in schema order. Relation fields
 // are included (they have no column; backends return the Relation marker).
+// Keys naming $score add query.ScoreKey last (the rank's column), and the
+// rank replaces a field named "score".
 func ReadFields(sch parse.Schema, keys []string) []string {
 	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true, parse.FieldACL: true}
 	all := keys == nil
@@ -184,12 +199,31 @@ func ReadFields(sch parse.Schema, keys []string) []string {
 		head, _, _ := strings.Cut(k, ".")
 		want[head] = true
 	}
+	score := want[query.ScoreKey]
 	var out []string
 	for _, name := range sch.FieldNames() {
+		if score && name == query.ScoreField {
+			continue // the rank takes the name (query.ScoreField)
+		}
 		// Relation markers come back whatever the keys, as in Parse Server.
 		if all || want[name] || sch.Fields[name].Type == parse.TypeRelation {
 			out = append(out, name)
 		}
 	}
+	if score {
+		out = append(out, query.ScoreKey)
+	}
 	return out
+}
+
+// scoreValue reads the rank column: a float4 (PostgreSQL) or a float64
+// already rounded to one (SQLite), as the number PostgreSQL prints.
+func scoreValue(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return textsearch.Score(x), true
+	case float64:
+		return textsearch.Score(float32(x)), true
+	}
+	return 0, false
 }

@@ -1,0 +1,76 @@
+package tools_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/tools"
+)
+
+// text_search returns the rows whose field matches the term, best first:
+// PostgreSQL's cover-density rank (three occurrences of the word outrank
+// one), equal ranks in objectId order, each row with its score; the
+// caller's where narrows the search, keys the fields, and next_call pages.
+func TestTextSearchRanks(t *testing.T) {
+	e := admin(t)
+	for _, title := range []string{"leak leak leak in the fuel line", "another small leak"} {
+		e.ok("create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"title": title, "status": "closed", "priority": 2}})
+	}
+	out := e.ok("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak"})
+	rows := objs(t, out["results"])
+	if len(rows) != 3 || rows[0]["title"] != "leak leak leak in the fuel line" {
+		t.Fatalf("best match first: %v", rows)
+	}
+	s0, s1, s2 := rows[0]["score"].(float64), rows[1]["score"].(float64), rows[2]["score"].(float64)
+	if !(s0 > s1 && s1 == s2 && s2 > 0) {
+		t.Fatalf("scores %v %v %v: want one best, then two equal", s0, s1, s2)
+	}
+	if a, b := rows[1]["objectId"].(string), rows[2]["objectId"].(string); a > b {
+		t.Fatalf("equal ranks out of objectId order: %s, %s", a, b)
+	}
+
+	// where narrows; keys keep the fields asked for, and the score.
+	out = e.ok("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak", "where": map[string]any{"status": "open"}, "keys": []string{"status"}})
+	rows = objs(t, out["results"])
+	if len(rows) != 1 || rows[0]["objectId"] != t1 || rows[0]["title"] != nil || rows[0]["status"] != "open" || rows[0]["score"] == nil {
+		t.Fatalf("where and keys: %v", rows)
+	}
+
+	// Pages: the second page starts where the first ended.
+	out = e.ok("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak", "limit": 2})
+	if len(objs(t, out["results"])) != 2 || out["truncated"] != true {
+		t.Fatalf("page 1: %v", out)
+	}
+	if got := objs(t, e.next("text_search", out)["results"]); len(got) != 1 {
+		t.Fatalf("page 2: %v", got)
+	}
+
+	// Terms use to_tsquery's syntax; a broken one is refused, not run.
+	e.refused("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "fuel leak"}, tools.CodeInvalidQuery, "join words with &")
+	e.refused("text_search", map[string]any{"class_name": "Ticket", "field": "priority", "term": "leak"}, tools.CodeInvalidQuery, "String fields")
+	e.refused("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak", "language": "klingon"}, tools.CodeInvalidArgument, "language")
+}
+
+// A search is a read like any other: a row the caller's ACL does not
+// admit is not found, a hidden class reads as one that does not exist,
+// and a field the caller may not see cannot be searched.
+func TestTextSearchGoverned(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	all := ids(t, e.ok("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak | task"})["results"])
+	if !slices.Equal(all, []string{t1, t5}) {
+		t.Fatalf("master: %v", all)
+	}
+	alice := e.as(asUser(agent.Readonly, fixture.Alice))
+	if got := ids(t, alice.ok("text_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak | task"})["results"]); !slices.Equal(got, []string{t1}) {
+		t.Fatalf("alice: %v, want only what her ACL admits", got)
+	}
+	hidden := alice.withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Project": {Hidden: agent.HiddenAlways}}})
+	hidden.refused("text_search", map[string]any{"class_name": "Project", "field": "name", "term": "apollo"}, classNotFound, "")
+	email := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "email", "term": "example"}, tools.CodeInvalidQuery, "")
+	missing := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "emale", "term": "example"}, tools.CodeInvalidQuery, "")
+	if email.Code != missing.Code || len(email.Message) != len(missing.Message) {
+		t.Fatalf("a protected field reads otherwise than a missing one: %q / %q", email.Message, missing.Message)
+	}
+}
