@@ -1,11 +1,13 @@
 package tools_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -73,4 +75,46 @@ func TestTextSearchGoverned(t *testing.T) {
 	if email.Code != missing.Code || len(email.Message) != len(missing.Message) {
 		t.Fatalf("a protected field reads otherwise than a missing one: %q / %q", email.Message, missing.Message)
 	}
+}
+
+// The rank arrives as "score" only when the call asks for it, and never
+// carries a field named score the agent may not see: a hidden score
+// stays hidden from a plain find, and a search's score is the rank.
+func TestTextSearchScoreIsNotAHiddenField(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	ctx := context.Background()
+	review := parse.NewSchema("Review")
+	review.Fields["body"] = parse.Field{Type: parse.TypeString}
+	review.Fields["score"] = parse.Field{Type: parse.TypeNumber}
+	if err := e.store.CreateClass(ctx, review); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Create(ctx, "Review", []parse.Object{{"objectId": "r000000001", "body": "great battery, great screen", "score": 99.0}}); err != nil {
+		t.Fatal(err)
+	}
+	e = e.withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Review": {AgentFields: []string{"body"}}}})
+	search := textSearch("great")
+	for _, args := range []map[string]any{
+		{"class_name": "Review"},
+		{"class_name": "Review", "where": map[string]any{"body": search}},
+		{"class_name": "Review", "where": map[string]any{"body": search}, "order": "$score"},
+	} {
+		for _, row := range objs(t, e.ok("query_class", args)["results"]) {
+			if _, has := row["score"]; has {
+				t.Fatalf("%v: the hidden score leaks: %v", args, row)
+			}
+		}
+	}
+	rows := objs(t, e.ok("query_class", map[string]any{"class_name": "Review", "where": map[string]any{"body": search}, "keys": []string{"body", "$score"}})["results"])
+	rows = append(rows, objs(t, e.ok("text_search", map[string]any{"class_name": "Review", "field": "body", "term": "great"})["results"])...)
+	for _, row := range rows {
+		if s, _ := row["score"].(float64); s <= 0 || s >= 1 {
+			t.Fatalf("score %v: want the rank (0 to 1), not the hidden field: %v", row["score"], row)
+		}
+	}
+	e.refused("query_class", map[string]any{"class_name": "Review", "order": "$score"}, tools.CodeInvalidQuery, "$score needs a $text")
+}
+
+func textSearch(term string) map[string]any {
+	return map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": term}}}
 }
