@@ -55,12 +55,30 @@ func (s *Scope) tenantRule(raw parse.Schema) (query.Expr, error) {
 	tenant := s.agent.Policy.TenantID
 	if tenant == "" {
 		m := s.meta(raw.ClassName)
-		if s.principal().Master || (m.Tenant.BypassAdmin && s.agent.Permission >= Admin) {
+		if s.principal().Master || m.Tenant.Bypass.Allows(s.agent) {
 			return nil, nil
 		}
 		return nil, &DeniedError{Kind: "tenant", Msg: fmt.Sprintf("class %s is scoped by tenant and this agent has no tenant binding", raw.ClassName)}
 	}
 	return query.Cmp{Path: path, Op: query.OpEq, Value: tenant}, nil
+}
+
+// Allows reports whether a, an agent without a tenant binding, reads
+// every tenant under the rules b: one of them matches a, and, as a
+// sub-agent is never wider than its parent, one matches each agent above
+// it. An agent with a binding never asks: it is held to its tenant.
+func (b TenantBypass) Allows(a *Agent) bool {
+	if a == nil {
+		return false
+	}
+	for ; a != nil; a = a.Parent() {
+		tier := b.Permission != nil && *b.Permission > Readonly && a.Permission >= *b.Permission
+		named := a.Policy.Name != "" && slices.Contains(b.Agents, a.Policy.Name)
+		if !tier && !named {
+			return false
+		}
+	}
+	return true
 }
 
 // tenantPath returns the path of class's tenant field, if it declares one.
