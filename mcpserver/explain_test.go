@@ -13,6 +13,7 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"
+	"github.com/parsemcp/parsemcp/policy"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/tools"
 )
@@ -186,5 +187,32 @@ func explainHiddenByDefault(t *testing.T, st store.Store) {
 	exposed := connect(t, explainServerOn(t, st, tools.Config{ExposeExplain: true}), "")
 	if s := ok(t, exposed, "get_schema", map[string]any{"class_name": "Project"}); fmt.Sprint(s["indexes"]) != "[map[keys:map[objectId:1] name:_id_] map[keys:map[name:1] name:name_1]]" {
 		t.Fatalf("get_schema with ExposeExplain: %v", s["indexes"])
+	}
+}
+
+// A class the policy file marks allow_full_scan is spared the refusal,
+// as one named by --full-scan-allow is; the flag and the policy add up,
+// and every other class is still refused.
+func TestFullScanAllowedByPolicy(t *testing.T) {
+	st := fixtureStore(t)
+	pol, err := policy.Parse([]byte("agents:\n  ops: {identity: master}\nclasses:\n  Ticket: {allow_full_scan: true}\n"), policy.Options{Name: "p.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tools.Config{FullScanThreshold: 2, RefuseFullScans: true, FullScanAllowed: []string{"Comment"}}
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, ToolConfig: &cfg, Agents: func(ctx context.Context, _ mcpserver.RequestInfo) (*agent.Agent, error) {
+		return pol.Agent(ctx, "ops", st, nil)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cs := connect(t, srv, "")
+	for tool, args := range scanCalls("Ticket", "status", map[string]any{"title": "Fuel leak"}) {
+		ok(t, cs, tool, args)
+	}
+	ok(t, cs, "get_sample_objects", map[string]any{"class_name": "Ticket"})
+	for tool, args := range scanCalls("Project", "name", map[string]any{"budget": 1}) {
+		fails(t, cs, tool, args, tools.CodeSecurityBlocked)
 	}
 }
