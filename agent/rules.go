@@ -72,13 +72,18 @@ func (b TenantBypass) Allows(a *Agent) bool {
 		return false
 	}
 	for ; a != nil; a = a.Parent() {
-		tier := b.Permission != nil && *b.Permission > Readonly && a.Permission >= *b.Permission
-		named := a.Policy.Name != "" && slices.Contains(b.Agents, a.Policy.Name)
-		if !tier && !named {
+		if !b.Covers(a.Policy.Name, a.Permission) {
 			return false
 		}
 	}
 	return true
+}
+
+// Covers reports whether one of the rules b matches an agent of policy
+// name and tier, its parents aside (Allows asks it of each).
+func (b TenantBypass) Covers(name string, tier Permission) bool {
+	byTier := b.Permission != nil && *b.Permission > Readonly && tier >= *b.Permission
+	return byTier || name != "" && slices.Contains(b.Agents, name)
 }
 
 // tenantPath returns the path of class's tenant field, if it declares one.

@@ -138,6 +138,7 @@ func (b *builder) build(data []byte) *Policy {
 		}
 	}
 	b.parents(pol)
+	b.bypassReach(pol)
 	b.keyClashes(pol)
 	b.oauth(pol, raw.OAuth)
 	if d := pol.DefaultAgent; d != "" {

@@ -170,6 +170,8 @@ var loadCases = []struct {
 		"p.yaml:2: classes.A.tenant.bypass: want admin, or a mapping of rules {permission: write|admin, agents: [<profile names>]}; an empty mapping names no rule (leave bypass out for none)"},
 	{"tenant bypass unknown agent", base + "classes:\n  A:\n    tenant:\n      field: org\n      bypass:\n        agents: [a, ops]\n",
 		"p.yaml:9: classes.A.tenant.bypass.agents[1]: no agent profile \"ops\""},
+	{"tenant bypass agent twice", base + "classes:\n  A: {tenant: {field: org, bypass: {agents: [a, a]}}}\n",
+		"p.yaml:5: classes.A.tenant.bypass.agents[1]: \"a\" listed twice"},
 	{"tenant bypass list", "classes:\n  A: {tenant: {field: org, bypass: [admin]}}\n",
 		"p.yaml:2: classes.A.tenant.bypass: want admin, or a mapping of rules {permission: write|admin, agents: [<profile names>]}"},
 	{"allow_full_scan not a bool", "classes:\n  A:\n    allow_full_scan: sometimes\n",
@@ -287,7 +289,7 @@ classes:
     tenant: {field: org, bypass: admin}
   Order:
     allow_full_scan: true
-    tenant: {field: org, bypass: {permission: write, agents: [helper]}}
+    tenant: {field: org, bypass: {permission: write}}
   Secret: {hidden: true}
   Vault: {hidden: always}
 methods:
@@ -352,7 +354,7 @@ methods:
 			CanonicalFilter: map[string]any{"status": map[string]any{"$ne": "spam"}},
 			Tenant:          &agent.TenantScope{Field: "org", Bypass: agent.TenantBypass{Permission: ptr(agent.Admin)}},
 		},
-		"Order":  {AllowFullScan: true, Tenant: &agent.TenantScope{Field: "org", Bypass: agent.TenantBypass{Permission: ptr(agent.Write), Agents: []string{"helper"}}}},
+		"Order":  {AllowFullScan: true, Tenant: &agent.TenantScope{Field: "org", Bypass: agent.TenantBypass{Permission: ptr(agent.Write)}}},
 		"Secret": {Hidden: agent.HiddenExceptMaster},
 		"Vault":  {Hidden: agent.HiddenAlways},
 	}
@@ -402,6 +404,44 @@ func TestEmptyPolicy(t *testing.T) {
 		if len(pol.Agents) != 0 || len(pol.Catalog.Classes) != 0 || pol.RecursionDepth != agent.DefaultRecursionDepth {
 			t.Errorf("%q: got %+v", src, pol)
 		}
+	}
+}
+
+// Bypass rules: names of profiles, and a warning for a profile they name
+// but never let through (audit-helper on Ticket passes: its parent is
+// named too; ops-helper's parent is covered by the tier).
+func TestTenantBypassRules(t *testing.T) {
+	src := `agents:
+  ops: {identity: master, permission: admin}
+  audit: {identity: master}
+  audit-helper: {parent: audit}
+  ops-helper: {parent: ops}
+  clerk-helper: {parent: clerk}
+  clerk: {identity: master, tenant: T1}
+classes:
+  Ticket:
+    tenant:
+      field: org
+      bypass:
+        permission: admin
+        agents: [audit, audit-helper, ops-helper, clerk-helper]
+  Project:
+    tenant: {field: org, bypass: {agents: [audit-helper]}}
+`
+	pol, err := Parse([]byte(src), testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.TenantBypass{Permission: ptr(agent.Admin), Agents: []string{"audit", "audit-helper", "ops-helper", "clerk-helper"}}
+	if d := cmp.Diff(want, pol.Catalog.Classes["Ticket"].Tenant.Bypass); d != "" {
+		t.Errorf("Ticket's rules (-want +got):\n%s", d)
+	}
+	wantWarnings := []string{
+		`p.yaml:14: classes.Ticket.tenant.bypass.agents[3]: profile "clerk-helper" is bound to tenant "T1", and a binding is never bypassed`,
+		`p.yaml:16: classes.Project.tenant.bypass.agents[0]: sub-agent profile "audit-helper" never bypasses: no rule covers its parent "audit"`,
+	}
+	if d := cmp.Diff(wantWarnings, pol.Warnings); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
 	}
 }
 

@@ -4,6 +4,9 @@ package policy
 // tenant of a class.
 
 import (
+	"maps"
+	"slices"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -42,7 +45,7 @@ func (b *builder) tenantBypass(n *yaml.Node, p pth) agent.TenantBypass {
 					b.errAt(p.k("agents"), v.Line, "want a non-empty list of agent profile names")
 					continue
 				}
-				out.Agents = b.names(v, p.k("agents"), b.checkProfile)
+				out.Agents = b.bypassNames(v, p.k("agents"))
 			default:
 				b.errAt(p, k.Line, "unknown key %q in tenant bypass rules (known keys: agents, permission)", k.Value)
 			}
@@ -70,6 +73,26 @@ func (b *builder) bypassTier(v *yaml.Node, p pth) *agent.Permission {
 	return nil
 }
 
+// bypassNames reads a bypass rule's profile names: each a profile of the
+// file (checkProfile), and listed once, so that a name's place in the
+// list is its place in the file.
+func (b *builder) bypassNames(n *yaml.Node, p pth) []string {
+	var out []string
+	for i, e := range n.Content {
+		e = resolveAlias(e)
+		switch {
+		case e.Kind != yaml.ScalarNode || isNull(e) || e.Value == "":
+			b.errAt(p.i(i), e.Line, "want a profile name")
+		case slices.Contains(out, e.Value):
+			b.errAt(p.i(i), e.Line, "%q listed twice", e.Value)
+		default:
+			b.checkProfile(p.i(i), e.Value)
+		}
+		out = append(out, e.Value)
+	}
+	return out
+}
+
 // checkProfile refuses a bypass rule naming an agent profile the file
 // does not declare, when it declares any (a file without profiles leaves
 // the agents to the application that embeds parsemcp).
@@ -77,4 +100,45 @@ func (b *builder) checkProfile(p pth, name string) {
 	if len(b.profiles) > 0 && !b.profiles[name] {
 		b.errAt(p, 0, "no agent profile %q", name)
 	}
+}
+
+// bypassReach warns about a profile a class's bypass rules name but that
+// they never let through: one bound to a tenant (the rules are asked only
+// for agents without one), or a sub-agent whose parent chain they do not
+// cover (a sub-agent reaches no further than its parent).
+func (b *builder) bypassReach(pol *Policy) {
+	for _, class := range slices.Sorted(maps.Keys(pol.Catalog.Classes)) {
+		ts := pol.Catalog.Classes[class].Tenant
+		if ts == nil {
+			continue
+		}
+		for i, name := range ts.Bypass.Agents {
+			p := pth{"classes", class, "tenant", "bypass", "agents"}.i(i)
+			prof := pol.Agents[name]
+			if prof == nil {
+				continue // an error already
+			}
+			if tenant := pol.tenantOf(prof); tenant != "" {
+				b.warnAt(p, 0, "profile %q is bound to tenant %q, and a binding is never bypassed", name, tenant)
+				continue
+			}
+			for cur, seen := pol.Agents[prof.Parent], 0; cur != nil && seen < 64; cur, seen = pol.Agents[cur.Parent], seen+1 {
+				if !ts.Bypass.Covers(cur.Name, cur.Permission) {
+					b.warnAt(p, 0, "sub-agent profile %q never bypasses: no rule covers its parent %q", name, cur.Name)
+					break
+				}
+			}
+		}
+	}
+}
+
+// tenantOf is the tenant a profile is bound to: its own, or the nearest
+// parent's.
+func (p *Policy) tenantOf(prof *Profile) string {
+	for seen := 0; prof != nil && seen < 64; prof, seen = p.Agents[prof.Parent], seen+1 {
+		if prof.Tenant != "" {
+			return prof.Tenant
+		}
+	}
+	return ""
 }
