@@ -91,6 +91,9 @@ type ClassMeta struct {
 	// to every read but id lookups unless the caller opts out.
 	CanonicalFilter map[string]any
 	Tenant          *TenantScope
+	// AllowFullScan spares the class the full-scan refusal (the tools'
+	// RefuseFullScans): a small lookup table a scan of which is cheap.
+	AllowFullScan bool
 }
 
 // FieldMeta documents one field.
@@ -110,9 +113,20 @@ type TenantScope struct {
 	// Field holds the tenant: a String field compared with the agent's
 	// TenantID, or a Pointer whose objectId is compared with it.
 	Field string
-	// BypassAdmin lets admin-tier agents without a tenant read every tenant.
-	// The master key always bypasses.
-	BypassAdmin bool
+	// Bypass says which agents without a tenant binding read every tenant
+	// of the class. An agent with a binding is always held to its tenant.
+	Bypass TenantBypass
+}
+
+// TenantBypass are the rules by which an agent without a tenant binding
+// reads every tenant of a class: any rule that matches bypasses. The
+// zero value lets nobody bypass but the master key, which always does.
+type TenantBypass struct {
+	// Permission, when set, lets agents at that tier or above bypass
+	// (Write or Admin; Readonly would be every agent and matches none).
+	Permission *Permission
+	// Agents lets the agents of these policy names (Policy.Name) bypass.
+	Agents []string
 }
 
 // Method kinds: what a declared method does.

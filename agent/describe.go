@@ -141,6 +141,24 @@ type ClassDescription struct {
 	AgentFilterFields []string       `json:"agent_filter_fields,omitempty"`
 	TenantScope       map[string]any `json:"tenant_scope,omitempty"`
 	Methods           []string       `json:"methods,omitempty"`
+	// AllowFullScan: the policy spares the class the full-scan refusal.
+	AllowFullScan bool `json:"allow_full_scan,omitempty"`
+}
+
+// describeTenant is a class's tenant scope as this agent meets it: the
+// field, the agent's tenant, the bypass rules and whether they let this
+// agent read every tenant.
+func (s *Scope) describeTenant(t *TenantScope) map[string]any {
+	rules := map[string]any{}
+	if p := t.Bypass.Permission; p != nil {
+		rules["permission"] = p.String()
+	}
+	if len(t.Bypass.Agents) > 0 {
+		rules["agents"] = slices.Clone(t.Bypass.Agents)
+	}
+	tenant := s.agent.Policy.TenantID
+	bypasses := tenant == "" && (s.principal().Master || t.Bypass.Allows(s.agent))
+	return map[string]any{"field": t.Field, "value": tenant, "bypass": rules, "bypasses": bypasses}
 }
 
 // Describe lists every layer gating the agent. tools are the registered
@@ -220,8 +238,9 @@ func (s *Scope) DescribeFor(ctx context.Context, class string) ClassDescription 
 			d.CanonicalFilter = maps.Clone(m.CanonicalFilter)
 		}
 		if m.Tenant != nil {
-			d.TenantScope = map[string]any{"field": m.Tenant.Field, "value": s.agent.Policy.TenantID, "bypass_admin": m.Tenant.BypassAdmin}
+			d.TenantScope = s.describeTenant(m.Tenant)
 		}
+		d.AllowFullScan = m.AllowFullScan
 	}
 	for _, f := range s.agent.FilterFor(class) {
 		for field := range f {

@@ -55,12 +55,35 @@ func (s *Scope) tenantRule(raw parse.Schema) (query.Expr, error) {
 	tenant := s.agent.Policy.TenantID
 	if tenant == "" {
 		m := s.meta(raw.ClassName)
-		if s.principal().Master || (m.Tenant.BypassAdmin && s.agent.Permission >= Admin) {
+		if s.principal().Master || m.Tenant.Bypass.Allows(s.agent) {
 			return nil, nil
 		}
 		return nil, &DeniedError{Kind: "tenant", Msg: fmt.Sprintf("class %s is scoped by tenant and this agent has no tenant binding", raw.ClassName)}
 	}
 	return query.Cmp{Path: path, Op: query.OpEq, Value: tenant}, nil
+}
+
+// Allows reports whether a, an agent without a tenant binding, reads
+// every tenant under the rules b: one of them matches a, and, as a
+// sub-agent is never wider than its parent, one matches each agent above
+// it. An agent with a binding never asks: it is held to its tenant.
+func (b TenantBypass) Allows(a *Agent) bool {
+	if a == nil {
+		return false
+	}
+	for ; a != nil; a = a.Parent() {
+		if !b.Covers(a.Policy.Name, a.Permission) {
+			return false
+		}
+	}
+	return true
+}
+
+// Covers reports whether one of the rules b matches an agent of policy
+// name and tier, its parents aside (Allows asks it of each).
+func (b TenantBypass) Covers(name string, tier Permission) bool {
+	byTier := b.Permission != nil && *b.Permission > Readonly && tier >= *b.Permission
+	return byTier || name != "" && slices.Contains(b.Agents, name)
 }
 
 // tenantPath returns the path of class's tenant field, if it declares one.

@@ -64,7 +64,7 @@ type attack struct {
 	target string // tool name, resource URI, prompt name or completion ref
 	args   any
 	// scanThreshold, when set, serves the call with that
-	// FullScanThreshold (explain_query).
+	// FullScanThreshold and full scans refused (explain_query).
 	scanThreshold int64
 	// code is the error_code the call must fail with ("" = must succeed).
 	code string
@@ -104,7 +104,7 @@ func TestAttacks(t *testing.T) {
 		}
 		cfg := tools.DefaultConfig
 		if thr != 0 {
-			cfg.FullScanThreshold = thr
+			cfg.FullScanThreshold, cfg.RefuseFullScans = thr, true
 		}
 		id := who.identity()
 		srv, err := mcpserver.New(mcpserver.Options{Store: st, ToolConfig: &cfg, Agents: func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {

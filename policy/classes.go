@@ -120,17 +120,10 @@ func (b *builder) class(name string, rc *rawClass) *agent.ClassMeta {
 		case rt.Field == "":
 			b.errAt(tp, 0, "field is required (the String or Pointer field holding the tenant)")
 		case b.checkFieldName(tp.k("field"), rt.Field):
-			ts := &agent.TenantScope{Field: rt.Field}
-			switch rt.Bypass {
-			case "":
-			case "admin":
-				ts.BypassAdmin = true
-			default:
-				b.errAt(tp.k("bypass"), 0, "want admin (or leave it out), not %q", rt.Bypass)
-			}
-			cm.Tenant = ts
+			cm.Tenant = &agent.TenantScope{Field: rt.Field, Bypass: b.tenantBypass(&rt.Bypass, tp.k("bypass"))}
 		}
 	}
+	cm.AllowFullScan = rc.AllowFullScan
 	return cm
 }
 

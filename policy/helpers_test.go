@@ -23,3 +23,6 @@ func testOptions() Options {
 		LookupEnv:  func(string) (string, bool) { return "", false },
 	}
 }
+
+// ptr is a pointer to v.
+func ptr[T any](v T) *T { return &v }

@@ -39,6 +39,9 @@ type builder struct {
 	warns       []*Error
 	conv        valueConv
 	strictTools bool
+	// profiles are the agent profile names the file declares (for the
+	// class entries that name them, read before the profiles).
+	profiles map[string]bool
 }
 
 func (b *builder) errAt(p pth, line int, format string, args ...any) {
@@ -115,6 +118,10 @@ func (b *builder) build(data []byte) *Policy {
 		src:     b.src,
 	}
 	b.settings(pol, &raw.Settings)
+	b.profiles = map[string]bool{}
+	for name := range raw.Agents {
+		b.profiles[name] = true
+	}
 	for _, name := range slices.Sorted(maps.Keys(raw.Classes)) {
 		if cm := b.class(name, raw.Classes[name]); cm != nil {
 			pol.Catalog.Classes[name] = cm
@@ -131,6 +138,7 @@ func (b *builder) build(data []byte) *Policy {
 		}
 	}
 	b.parents(pol)
+	b.bypassReach(pol)
 	b.keyClashes(pol)
 	b.oauth(pol, raw.OAuth)
 	if d := pol.DefaultAgent; d != "" {

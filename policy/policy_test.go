@@ -25,7 +25,7 @@ var loadCases = []struct {
 	{"unknown settings key", "settings:\n  strict: true\n",
 		"p.yaml:2: settings: unknown key \"strict\" in settings (known keys: default_agent, recursion_depth, strict_class_filter, strict_tool_filter)"},
 	{"unknown class key", "classes:\n  Ticket:\n    descripton: x\n",
-		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, canonical_filter, default_acl, description, fields, hidden, join_fields, large_fields, tenant)"},
+		"p.yaml:3: classes.Ticket: unknown key \"descripton\" in a class (known keys: agent_fields, allow_full_scan, canonical_filter, default_acl, description, fields, hidden, join_fields, large_fields, tenant)"},
 	{"unknown method key", "methods:\n  Ticket.close:\n    update: {status: closed}\n    dry_run: true\n",
 		"p.yaml:4: methods.Ticket.close: unknown key \"dry_run\" in a method (known keys: create, description, destructive, go, instance, parameters, permission, supports_dry_run, update)"},
 	{"bad permission", base + "    permission: root\n",
@@ -159,7 +159,23 @@ var loadCases = []struct {
 	{"tenant no field", "classes:\n  A: {tenant: {bypass: admin}}\n",
 		"p.yaml:2: classes.A.tenant: field is required (the String or Pointer field holding the tenant)"},
 	{"tenant bad bypass", "classes:\n  A: {tenant: {field: org, bypass: everyone}}\n",
-		"p.yaml:2: classes.A.tenant.bypass: want admin (or leave it out), not \"everyone\""},
+		"p.yaml:2: classes.A.tenant.bypass: want admin, or a mapping of rules {permission: write|admin, agents: [<profile names>]}, not \"everyone\""},
+	{"tenant bypass unknown rule", "classes:\n  A:\n    tenant:\n      field: org\n      bypass: {permission: admin, roles: [x]}\n",
+		"p.yaml:5: classes.A.tenant.bypass: unknown key \"roles\" in tenant bypass rules (known keys: agents, permission)"},
+	{"tenant bypass readonly", "classes:\n  A: {tenant: {field: org, bypass: {permission: readonly}}}\n",
+		"p.yaml:2: classes.A.tenant.bypass.permission: want write or admin (agents at that tier or above bypass), not \"readonly\""},
+	{"tenant bypass empty agents", "classes:\n  A: {tenant: {field: org, bypass: {agents: []}}}\n",
+		"p.yaml:2: classes.A.tenant.bypass.agents: want a non-empty list of agent profile names"},
+	{"tenant bypass no rule", "classes:\n  A: {tenant: {field: org, bypass: {}}}\n",
+		"p.yaml:2: classes.A.tenant.bypass: want admin, or a mapping of rules {permission: write|admin, agents: [<profile names>]}; an empty mapping names no rule (leave bypass out for none)"},
+	{"tenant bypass unknown agent", base + "classes:\n  A:\n    tenant:\n      field: org\n      bypass:\n        agents: [a, ops]\n",
+		"p.yaml:9: classes.A.tenant.bypass.agents[1]: no agent profile \"ops\""},
+	{"tenant bypass agent twice", base + "classes:\n  A: {tenant: {field: org, bypass: {agents: [a, a]}}}\n",
+		"p.yaml:5: classes.A.tenant.bypass.agents[1]: \"a\" listed twice"},
+	{"tenant bypass list", "classes:\n  A: {tenant: {field: org, bypass: [admin]}}\n",
+		"p.yaml:2: classes.A.tenant.bypass: want admin, or a mapping of rules {permission: write|admin, agents: [<profile names>]}"},
+	{"allow_full_scan not a bool", "classes:\n  A:\n    allow_full_scan: sometimes\n",
+		"p.yaml:3: classes.A.allow_full_scan: want true or false, not a string `sometimes`"},
 	{"tenant internal", "classes:\n  A: {tenant: {field: _wperm}}\n",
 		"p.yaml:2: classes.A.tenant.field: \"_wperm\" is an internal field; the policy may not name it"},
 	{"method name", "methods:\n  Ticket: {update: {a: 1}}\n",
@@ -271,6 +287,9 @@ classes:
       status: {description: State, enum: [open, {value: closed, description: Done}]}
     canonical_filter: {status: {$ne: spam}}
     tenant: {field: org, bypass: admin}
+  Order:
+    allow_full_scan: true
+    tenant: {field: org, bypass: {permission: write}}
   Secret: {hidden: true}
   Vault: {hidden: always}
 methods:
@@ -333,8 +352,9 @@ methods:
 			AgentFields: []string{"title", "status"}, JoinFields: []string{}, LargeFields: []string{"title"},
 			Fields:          map[string]*agent.FieldMeta{"status": {Description: "State", Enum: []agent.EnumValue{{Value: "open"}, {Value: "closed", Description: "Done"}}}},
 			CanonicalFilter: map[string]any{"status": map[string]any{"$ne": "spam"}},
-			Tenant:          &agent.TenantScope{Field: "org", BypassAdmin: true},
+			Tenant:          &agent.TenantScope{Field: "org", Bypass: agent.TenantBypass{Permission: ptr(agent.Admin)}},
 		},
+		"Order":  {AllowFullScan: true, Tenant: &agent.TenantScope{Field: "org", Bypass: agent.TenantBypass{Permission: ptr(agent.Write)}}},
 		"Secret": {Hidden: agent.HiddenExceptMaster},
 		"Vault":  {Hidden: agent.HiddenAlways},
 	}
@@ -384,6 +404,44 @@ func TestEmptyPolicy(t *testing.T) {
 		if len(pol.Agents) != 0 || len(pol.Catalog.Classes) != 0 || pol.RecursionDepth != agent.DefaultRecursionDepth {
 			t.Errorf("%q: got %+v", src, pol)
 		}
+	}
+}
+
+// Bypass rules: names of profiles, and a warning for a profile they name
+// but never let through (audit-helper on Ticket passes: its parent is
+// named too; ops-helper's parent is covered by the tier).
+func TestTenantBypassRules(t *testing.T) {
+	src := `agents:
+  ops: {identity: master, permission: admin}
+  audit: {identity: master}
+  audit-helper: {parent: audit}
+  ops-helper: {parent: ops}
+  clerk-helper: {parent: clerk}
+  clerk: {identity: master, tenant: T1}
+classes:
+  Ticket:
+    tenant:
+      field: org
+      bypass:
+        permission: admin
+        agents: [audit, audit-helper, ops-helper, clerk-helper]
+  Project:
+    tenant: {field: org, bypass: {agents: [audit-helper]}}
+`
+	pol, err := Parse([]byte(src), testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agent.TenantBypass{Permission: ptr(agent.Admin), Agents: []string{"audit", "audit-helper", "ops-helper", "clerk-helper"}}
+	if d := cmp.Diff(want, pol.Catalog.Classes["Ticket"].Tenant.Bypass); d != "" {
+		t.Errorf("Ticket's rules (-want +got):\n%s", d)
+	}
+	wantWarnings := []string{
+		`p.yaml:14: classes.Ticket.tenant.bypass.agents[3]: profile "clerk-helper" is bound to tenant "T1", and a binding is never bypassed`,
+		`p.yaml:16: classes.Project.tenant.bypass.agents[0]: sub-agent profile "audit-helper" never bypasses: no rule covers its parent "audit"`,
+	}
+	if d := cmp.Diff(wantWarnings, pol.Warnings); d != "" {
+		t.Errorf("warnings (-want +got):\n%s", d)
 	}
 }
 

@@ -58,6 +58,8 @@ type rawClass struct {
 	CanonicalFilter yaml.Node            `yaml:"canonical_filter"`
 	Tenant          *rawTenant           `yaml:"tenant"`
 	DefaultACL      map[string]rawPerm   `yaml:"default_acl"`
+	// AllowFullScan spares the class the full-scan refusal.
+	AllowFullScan bool `yaml:"allow_full_scan"`
 }
 
 type rawPerm struct {
@@ -71,8 +73,9 @@ type rawField struct {
 }
 
 type rawTenant struct {
-	Field  string `yaml:"field"`
-	Bypass string `yaml:"bypass"`
+	Field string `yaml:"field"`
+	// Bypass is admin, or a mapping of rules (permission, agents).
+	Bypass yaml.Node `yaml:"bypass"`
 }
 
 type rawMethod struct {
@@ -112,7 +115,7 @@ var rawShapes = map[string][2]string{
 	"rawKey":      {"a key ({env: VAR}, {sha256: <hex>} or {key: <token>})", "keys ({env: VAR}, {sha256: <hex>} or {key: <token>})"},
 	"rawClass":    {"class metadata (a mapping)", "class metadata"},
 	"rawField":    {"field metadata ({description: ..., enum: [...]})", "field metadata ({description: ..., enum: [...]})"},
-	"rawTenant":   {"a tenant scope ({field: ..., bypass: admin})", "tenant scopes"},
+	"rawTenant":   {"a tenant scope ({field: ..., bypass: ...})", "tenant scopes"},
 	"rawMethod":   {"a method (a mapping)", "methods"},
 	"rawOAuth":    {"the oauth section (a mapping)", "oauth"},
 }

@@ -112,10 +112,11 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		return nil, err
 	}
 	c = c.withScope(canonicalScope(c.Scope, args.ApplyCanonicalFilter))
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	raw, err := args.Pipeline.raw()
 	if err != nil {
 		return nil, err
@@ -136,6 +137,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		if p, err = query.ParsePipelineJSON(sch, resolve, raw); err != nil {
 			return nil, err
 		}
+	}
+	if err := guardPipelineScan(ctx, c, cls, p); err != nil {
+		return nil, err
 	}
 	ptrs, ids := pointerFields(p)
 	pc := pointerClasses(ptrs, ids)

@@ -103,3 +103,61 @@ func TestAggregateResponseBudget(t *testing.T) {
 		t.Fatalf("rows over the pages (-want +got):\n%s", d)
 	}
 }
+
+// With full scans refused, a pipeline is judged by the rows entering it:
+// a find under its leading $match stages. A $match that only looks
+// selective, one that is not first, or none at all scans the class; a
+// dry run is refused as the run is; the policy's allow_full_scan spares
+// the class.
+func TestAggregateFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	agg := func(pipeline string) map[string]any {
+		return map[string]any{"class_name": "Ticket", "pipeline": pipeline}
+	}
+	for _, p := range []string{
+		`[{"$group":{"_id":"$status","n":{"$sum":1}}}]`,
+		`[{"$match":{"title":"Fuel leak"}}]`,
+		`[{"$match":{"status":{"$ne":"closed"}}}]`,
+		`[{"$match":{"$or":[{"objectId":"t000000001"},{"title":"Fuel leak"}]}}]`,
+		`[{"$sort":{"createdAt":-1}},{"$match":{"objectId":"t000000001"}}]`,
+		`[{"$project":{"title":1}},{"$match":{"objectId":"t000000001"}}]`,
+		`[{"$match":{}},{"$match":{"title":"x"}}]`,
+	} {
+		e.refused("aggregate", agg(p), scanRefused, ticketScanRefused)
+		dry := agg(p)
+		dry["dry_run"] = true
+		e.refused("aggregate", dry, scanRefused, ticketScanRefused)
+	}
+	err := e.refused("aggregate", agg(`[{"$match":{"title":"Fuel leak"}},{"$count":"n"}]`), scanRefused, "an index on title would serve it")
+	if d := cmp.Diff([]map[string]int{{"title": 1}}, err.Details["suggested_index"]); d != "" {
+		t.Fatalf("suggested index (-want +got):\n%s", d)
+	}
+	// Leading $match stages on an indexed field: the pipeline runs, as
+	// does any pipeline on a class under the threshold.
+	out := e.ok("aggregate", agg(`[{"$match":{"objectId":"t000000001"}},{"$match":{"title":"Fuel leak"}},{"$project":{"title":1}}]`))
+	if out["result_count"] != float64(1) {
+		t.Fatalf("an indexed leading $match: %v", out)
+	}
+	e.refusingScans(3).ok("aggregate", map[string]any{"class_name": "Project", "pipeline": `[{"$group":{"_id":"$name"}}]`}) // 3 rows
+	// Spared by the policy.
+	e.withCatalog(allowScans("Ticket")).ok("aggregate", agg(`[{"$match":{"title":"Fuel leak"}}]`))
+	e.withCatalog(allowScans("Project")).refused("aggregate", agg(`[{"$match":{"title":"Fuel leak"}}]`), scanRefused, ticketScanRefused)
+}
+
+// The scope's rules are part of the find a pipeline is judged by: a
+// tenant scope on an indexed field (Ticket.project) serves a pipeline
+// with no $match of its own, which reads the whole class for the master
+// key.
+func TestAggregateFullScanUnderScope(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	p := map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$status","n":{"$sum":1}}}]`}
+	e.refused("aggregate", p, scanRefused, ticketScanRefused)
+	a := master(agent.Readonly)
+	a.Policy.TenantID = "pApollo001"
+	a.Policy.Catalog = &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Ticket": {Tenant: &agent.TenantScope{Field: "project"}}}}
+	e.as(a).ok("aggregate", p)
+	// A tenant field without an index does not.
+	a.Policy.TenantID = "open"
+	a.Policy.Catalog = &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Ticket": {Tenant: &agent.TenantScope{Field: "status"}}}}
+	e.as(a).refused("aggregate", p, scanRefused, "the query would scan all 3 rows of Ticket")
+}

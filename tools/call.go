@@ -63,18 +63,22 @@ func (c *Call) gates() agent.Gates {
 
 // Config is the operator's tuning of the built-in tools.
 type Config struct {
-	// FullScanThreshold: explain_query refuses a plan that reads a whole
-	// class holding more rows than this (0 disables the refusal).
+	// FullScanThreshold: under RefuseFullScans, a plan that reads a whole
+	// class holding more rows than this is refused; explain_query reports
+	// the row count of a full scan when it is set (0: no threshold).
 	FullScanThreshold int64
 	// ExposeExplain shows the database's plan text and the names of the
 	// indexes a plan uses in explain_query, and index names and keys in
 	// get_schema. Off by default: a plan is an oracle of the index layout.
 	ExposeExplain bool
-	// RefuseFullScans makes query_class, count_objects and export_data
-	// refuse, as explain_query does, a query whose plan reads every row of
-	// a class larger than FullScanThreshold (opt-in).
+	// RefuseFullScans makes every read tool that can scan (query_class,
+	// count_objects, export_data, aggregate, group_by, group_by_date,
+	// distinct, get_sample_objects) and explain_query refuse a query whose
+	// plan reads every row of a class larger than FullScanThreshold
+	// (opt-in). A pipeline is judged by the find of its leading $match.
 	RefuseFullScans bool
-	// FullScanAllowed are the classes RefuseFullScans spares.
+	// FullScanAllowed are the classes RefuseFullScans spares, besides
+	// those the policy marks allow_full_scan (agent.ClassMeta).
 	FullScanAllowed []string
 	// Gates are the operator's switches for the write and schema tools
 	// and for declared methods (agent.Gates); the zero value keeps every

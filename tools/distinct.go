@@ -49,10 +49,11 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, err := classSchema(ctx, c.Scope, args.ClassName)
+	cls, err := openClass(ctx, c.Scope, args.ClassName)
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	head, _, dotted := strings.Cut(args.Field, ".")
 	f, ok := sch.Fields[head]
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
@@ -94,12 +95,12 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	stages = append(stages, map[string]any{"$limit": limit + 1})
 	params := map[string]any{"field": args.Field, "sort": map[int]string{1: "asc", -1: "desc"}[dir], "limit": limit}
 	if args.DryRun {
-		if err := checkStages(ctx, c, sch, stages); err != nil {
+		if err := checkStages(ctx, c, cls, stages); err != nil {
 			return nil, err
 		}
 		return dryRun(sch.ClassName, params, stages), nil
 	}
-	_, rows, err := runStages(ctx, c, sch, stages)
+	_, rows, err := runStages(ctx, c, cls, stages)
 	if err != nil {
 		return nil, err
 	}

@@ -92,3 +92,15 @@ func TestDistinctArguments(t *testing.T) {
 	}
 	e.refused("distinct", map[string]any{"class_name": "Project", "field": "members"}, tools.CodeInvalidArgument, `argument "field" "members" is not a field of Project`)
 }
+
+// With full scans refused, distinct is judged by its where as group_by
+// is.
+func TestDistinctFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	e.refused("distinct", map[string]any{"class_name": "Ticket", "field": "status"}, scanRefused, ticketScanRefused)
+	e.refused("distinct", map[string]any{"class_name": "Ticket", "field": "status", "dry_run": true, "where": map[string]any{"title": "Fuel leak"}}, scanRefused, "an index on title would serve it")
+	if out := e.ok("distinct", map[string]any{"class_name": "Ticket", "field": "status", "where": map[string]any{"objectId": t2}}); !cmp.Equal(out["values"], []any{"closed"}) {
+		t.Fatalf("an indexed where: %v", out["values"])
+	}
+	e.withCatalog(allowScans("Ticket")).ok("distinct", map[string]any{"class_name": "Ticket", "field": "status"})
+}

@@ -68,8 +68,12 @@ func explainQuery(ctx context.Context, c *Call) (any, error) {
 		if len(suggest) > 0 {
 			res["suggested_index"] = suggest
 		}
-		if err := refuseFullScan(ctx, c, cls, suggest); err != nil {
+		n, counted, err := judgeScan(ctx, c, cls, plan, suggest)
+		if err != nil {
 			return nil, err
+		}
+		if counted {
+			res["row_count"] = n
 		}
 	}
 	return res, nil

@@ -9,12 +9,13 @@ import (
 	"github.com/parsemcp/parsemcp/tools"
 )
 
-// Whether the database would scan the class, and the index that would
-// serve a scan: equality fields, then ranges, then the sort keys.
+// Whether the database would scan the class, the rows a scan reads, and
+// the index that would serve it: equality fields, then ranges, then the
+// sort keys.
 func TestExplainQuery(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	out := e.ok("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open", "priority": map[string]any{"$gte": 2}}, "order": "-createdAt"})
-	want := map[string]any{"class_name": "Ticket", "full_scan": true,
+	want := map[string]any{"class_name": "Ticket", "full_scan": true, "row_count": float64(5),
 		"suggested_index": []any{map[string]any{"status": float64(1)}, map[string]any{"priority": float64(1)}, map[string]any{"createdAt": float64(-1)}}}
 	if d := cmp.Diff(want, out); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
@@ -39,19 +40,40 @@ func TestExplainQueryExposed(t *testing.T) {
 	}
 }
 
-// A full scan of a class over the operator's threshold is refused with
-// the row count and the index to add.
+// explain_query answers with the plan unless the operator refuses full
+// scans: then a full scan of a class over the threshold is refused as
+// query_class refuses it, unless the class is allowed one (by the flag
+// or by the policy).
 func TestExplainQueryThreshold(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	e.config.FullScanThreshold = 4
-	err := e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "x"}}, withKind(tools.CodeSecurityBlocked, "full_scan_refused"),
-		"the query would scan all 5 rows of Ticket (more than 4); an index on title would serve it")
-	if err.Details["row_count"] != int64(5) || err.Details["threshold"] != int64(4) {
+	e.config.FullScanThreshold = 2
+	scan := map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "x"}}
+	out := e.ok("explain_query", scan) // refusal off: the plan, never a refusal
+	want := map[string]any{"class_name": "Ticket", "full_scan": true, "row_count": float64(5), "suggested_index": []any{map[string]any{"title": float64(1)}}}
+	if d := cmp.Diff(want, out); d != "" {
+		t.Fatalf("refusal off (-want +got):\n%s", d)
+	}
+	on := e.refusingScans(2)
+	err := on.refused("explain_query", scan, scanRefused, ticketScanRefused+"; an index on title would serve it")
+	if err.Details["row_count"] != int64(5) || err.Details["threshold"] != int64(2) {
 		t.Fatalf("details: %v", err.Details)
 	}
-	e.ok("explain_query", map[string]any{"class_name": "Project", "where": map[string]any{"budget": 1}}) // 3 rows: under the threshold
-	e.config.FullScanThreshold = 0
-	e.ok("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "x"}})
+	// Exactly the refusal query_class gives.
+	if qerr := on.refused("query_class", scan, scanRefused, ticketScanRefused); !cmp.Equal(qerr, err) {
+		t.Fatalf("query_class refuses %v, explain_query %v", qerr, err)
+	}
+	on.ok("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"objectId": t1}})                // an index serves it
+	on.refusingScans(3).ok("explain_query", map[string]any{"class_name": "Project", "where": map[string]any{"budget": 1}}) // 3 rows: not over the threshold
+	for name, allowed := range map[string]*env{"flag": func() *env { a := *on; a.config.FullScanAllowed = []string{"Ticket"}; return &a }(), "policy": on.withCatalog(allowScans("Ticket"))} {
+		if out := allowed.ok("explain_query", scan); out["full_scan"] != true || out["row_count"] != float64(5) {
+			t.Fatalf("allowed by the %s: %v", name, out)
+		}
+	}
+	// No threshold: no count, no refusal.
+	off := e.refusingScans(0)
+	if out := off.ok("explain_query", scan); out["row_count"] != nil || out["full_scan"] != true {
+		t.Fatalf("threshold 0: %v", out)
+	}
 }
 
 // Bad arguments are refused, and a class the caller may not read is

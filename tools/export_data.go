@@ -97,13 +97,12 @@ func exportData(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch := cls.Schema
 	format, err := exportFormat(args.Format)
 	if err != nil {
 		return nil, err
 	}
 	if len(args.Pipeline) > 0 {
-		return exportPipeline(ctx, c, sch, args, format)
+		return exportPipeline(ctx, c, cls, args, format)
 	}
 	return exportFind(ctx, c, cls, args, format, exportPaging{tool: exportDataName, def: DefaultExportLimit, max: MaxExportLimit})
 }
@@ -240,7 +239,8 @@ func renderExport(tool, class, format string, cols []exportColumn, rows []parse.
 // exportPipeline exports the rows of an aggregation pipeline run on the
 // class (governed as aggregate runs it): the columns are its output fields,
 // or the columns/keys asked for, paths into its rows.
-func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportArgs, format string) (any, error) {
+func exportPipeline(ctx context.Context, c *Call, cls *agent.Class, args exportArgs, format string) (any, error) {
+	sch := cls.Schema
 	for name, set := range map[string]bool{"where": len(bytes.TrimSpace(args.Where)) > 0 && string(bytes.TrimSpace(args.Where)) != "null", "order": args.Order != "", "include": len(args.Include) > 0} {
 		if set {
 			return nil, argErr(name, "does not combine with pipeline (use $match, $sort, $lookup stages)")
@@ -265,6 +265,9 @@ func exportPipeline(ctx context.Context, c *Call, sch parse.Schema, args exportA
 	paged = withStage(paged, fmt.Sprintf(`{"$limit":%d}`, limit+1))
 	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, paged)
 	if err != nil {
+		return nil, err
+	}
+	if err := guardPipelineScan(ctx, c, cls, p); err != nil {
 		return nil, err
 	}
 	out, err := c.Scope.Aggregate(ctx, p)

@@ -92,3 +92,17 @@ func TestExportDataArguments(t *testing.T) {
 	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`)
 	e.refused("export_data", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 }
+
+// With full scans refused, export_data is refused like query_class for a
+// find and like aggregate for a pipeline.
+func TestExportDataFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "Fuel leak"}}, scanRefused, ticketScanRefused)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "pipeline": `[{"$project":{"title":1}}]`}, scanRefused, ticketScanRefused)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "pipeline": `[{"$sort":{"title":1}},{"$match":{"objectId":"t000000001"}}]`}, scanRefused, ticketScanRefused)
+	out := e.ok("export_data", map[string]any{"class_name": "Ticket", "pipeline": `[{"$match":{"objectId":"t000000001"}},{"$project":{"title":1}}]`, "columns": []string{"title"}})
+	if out["row_count"] != float64(1) {
+		t.Fatalf("an indexed leading $match: %v", out)
+	}
+	e.withCatalog(allowScans("Ticket")).ok("export_data", map[string]any{"class_name": "Ticket", "pipeline": `[{"$project":{"title":1}}]`})
+}

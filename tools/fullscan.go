@@ -10,45 +10,86 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+	"github.com/parsemcp/parsemcp/store"
 )
 
-// guardFullScan refuses, when the operator opted in (RefuseFullScans) and
-// the class is not allowed one, a query whose plan reads every row of a
-// class larger than the threshold: the same rule as explain_query.
-func guardFullScan(ctx context.Context, c *Call, cls *agent.Class, q *query.Query) error {
+// refusesFullScans reports whether the operator refuses full scans of
+// cls: RefuseFullScans is on, a threshold is set, and neither the
+// --full-scan-allow list nor the policy's allow_full_scan spares the
+// class.
+func refusesFullScans(c *Call, cls *agent.Class) bool {
 	cfg := c.config()
 	if !cfg.RefuseFullScans || cfg.FullScanThreshold <= 0 || slices.Contains(cfg.FullScanAllowed, cls.Name()) {
+		return false
+	}
+	m := cls.Meta()
+	return m == nil || !m.AllowFullScan
+}
+
+// guardFullScan refuses, when the operator refuses full scans of cls
+// (refusesFullScans), a find q whose plan reads every row of a class
+// holding more rows than the threshold. Every read tool that can scan
+// asks it before reading; explain_query judges its plan by the same rule
+// (judgeScan).
+func guardFullScan(ctx context.Context, c *Call, cls *agent.Class, q *query.Query) error {
+	if !refusesFullScans(c, cls) {
 		return nil
 	}
 	plan, err := cls.Explain(ctx, q)
 	if errors.Is(err, agent.ErrNoExplain) {
 		return nil // a backend without plans cannot tell
 	}
-	if err != nil || !plan.FullScan {
+	if err != nil {
 		return err
 	}
-	return refuseFullScan(ctx, c, cls, suggestIndex(q.Where, q.Order))
+	_, _, err = judgeScan(ctx, c, cls, plan, suggestIndex(q.Where, q.Order))
+	return err
 }
 
-// refuseFullScan refuses a full scan of class when it holds more rows
-// than the threshold.
-func refuseFullScan(ctx context.Context, c *Call, cls *agent.Class, suggest []map[string]int) error {
+// judgeScan sizes the class a full-scan plan reads (when a threshold is
+// set: counted reports it) and refuses the scan when the operator
+// refuses full scans of cls and the class holds more rows than the
+// threshold. A plan that uses an index is neither sized nor refused.
+func judgeScan(ctx context.Context, c *Call, cls *agent.Class, plan store.Plan, suggest []map[string]int) (n int64, counted bool, err error) {
 	cfg := c.config()
-	if cfg.FullScanThreshold <= 0 {
-		return nil
+	if !plan.FullScan || cfg.FullScanThreshold <= 0 {
+		return 0, false, nil
 	}
-	class := cls.Name()
-	n, err := cls.Count(ctx, &query.Query{Class: class})
-	if err != nil || n <= cfg.FullScanThreshold {
-		return err
+	if n, err = cls.Count(ctx, &query.Query{Class: cls.Name()}); err != nil {
+		return 0, false, err
 	}
-	d := map[string]any{"row_count": n, "threshold": cfg.FullScanThreshold}
+	if refusesFullScans(c, cls) && n > cfg.FullScanThreshold {
+		return n, true, scanRefusal(cls.Name(), n, cfg.FullScanThreshold, suggest)
+	}
+	return n, true, nil
+}
+
+// guardPipelineScan is guardFullScan for a pipeline on cls: the rows
+// entering it are those of a find constrained by its leading $match
+// stages (the scope's rules ANDed in when the find is explained). A
+// pipeline that does not start with $match reads the whole class.
+func guardPipelineScan(ctx context.Context, c *Call, cls *agent.Class, p *query.Pipeline) error {
+	var lead []query.Expr
+	for _, st := range p.Stages {
+		m, ok := st.(*query.MatchStage)
+		if !ok {
+			break
+		}
+		lead = append(lead, m.Where)
+	}
+	return guardFullScan(ctx, c, cls, &query.Query{Class: cls.Name(), Where: query.AndOf(lead...)})
+}
+
+// scanRefusal is the refusal of a full scan of class, which holds n rows,
+// more than threshold.
+func scanRefusal(class string, n, threshold int64, suggest []map[string]int) error {
+	d := map[string]any{"row_count": n, "threshold": threshold}
 	hint := "add a constraint on an indexed field"
 	if len(suggest) > 0 {
 		d["suggested_index"] = suggest
 		hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field"
 	}
-	return Refusal("full_scan_refused", fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, cfg.FullScanThreshold, hint), d)
+	return Refusal("full_scan_refused", fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, threshold, hint), d)
 }
 
 // suggestIndex proposes index keys for a where and order: equality fields

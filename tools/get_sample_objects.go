@@ -50,7 +50,11 @@ func getSampleObjects(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := samples(ctx, cls, limit)
+	q := sampleQuery(limit)
+	if err := guardFullScan(ctx, c, cls, q); err != nil {
+		return nil, err
+	}
+	rows, err := cls.Find(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +73,12 @@ func Samples(ctx context.Context, s *agent.Scope, class string, limit int) ([]pa
 	if err != nil {
 		return nil, err
 	}
-	return samples(ctx, cls, limit)
+	return cls.Find(ctx, sampleQuery(limit))
 }
 
-func samples(ctx context.Context, cls *agent.Class, limit int) ([]parse.Object, error) {
-	return cls.Find(ctx, &query.Query{Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit})
+// sampleQuery finds the limit newest objects.
+func sampleQuery(limit int) *query.Query {
+	return &query.Query{Order: []query.OrderKey{{Field: parse.FieldCreatedAt, Desc: true}}, Limit: limit}
 }
 
 func nonNil(rows []parse.Object) []parse.Object {

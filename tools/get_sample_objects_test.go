@@ -44,3 +44,13 @@ func TestGetSampleObjectsArguments(t *testing.T) {
 	e.refused("get_sample_objects", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 	e.refused("get_sample_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{}}, tools.CodeInvalidArgument, `unknown argument "where"`)
 }
+
+// With full scans refused, a sample is judged by the plan of its find
+// (the newest first): on SQLite that walks the class, so a class over the
+// threshold is refused unless allowed; a smaller one is sampled.
+func TestGetSampleObjectsFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	e.refused("get_sample_objects", map[string]any{"class_name": "Ticket"}, scanRefused, ticketScanRefused)
+	e.withCatalog(allowScans("Ticket")).ok("get_sample_objects", map[string]any{"class_name": "Ticket"})
+	e.refusingScans(5).ok("get_sample_objects", map[string]any{"class_name": "Ticket"})
+}

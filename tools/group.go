@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 )
@@ -58,38 +59,40 @@ type groupCommon struct {
 	DryRun     bool   `json:"dry_run,omitempty"`
 }
 
-// groupSetup validates the common arguments and returns the leading
-// $match stage (if any), the accumulator and the field's schema entry.
-func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (parse.Schema, parse.Field, []any, map[string]any, string, error) {
-	sch, err := classSchema(ctx, c.Scope, g.ClassName)
+// groupSetup validates the common arguments and returns the class, the
+// leading $match stage (if any), the accumulator and the field's schema
+// entry.
+func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (*agent.Class, parse.Field, []any, map[string]any, string, error) {
+	cls, err := openClass(ctx, c.Scope, g.ClassName)
 	if err != nil {
-		return sch, parse.Field{}, nil, nil, "", err
+		return nil, parse.Field{}, nil, nil, "", err
 	}
+	sch := cls.Schema
 	f, ok := sch.Fields[g.Field]
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
-		return sch, f, nil, nil, "", argErr("field", "%q is not a groupable field of %s", g.Field, sch.ClassName)
+		return cls, f, nil, nil, "", argErr("field", "%q is not a groupable field of %s", g.Field, sch.ClassName)
 	}
 	op := opName(g.Operation)
 	acc, ok := groupOps[op]
 	if !ok {
-		return sch, f, nil, nil, "", argErr("operation", "must be count, sum, avg, min or max, got %q", g.Operation)
+		return cls, f, nil, nil, "", argErr("operation", "must be count, sum, avg, min or max, got %q", g.Operation)
 	}
 	var accumulator map[string]any
 	if op == "count" {
 		if g.ValueField != "" {
-			return sch, f, nil, nil, "", argErr("value_field", "is not used by count")
+			return cls, f, nil, nil, "", argErr("value_field", "is not used by count")
 		}
 		accumulator = map[string]any{"$sum": 1}
 	} else {
 		vf, ok := sch.Fields[g.ValueField]
 		if !ok || vf.Type != parse.TypeNumber {
-			return sch, f, nil, nil, "", argErr("value_field", "%s needs a Number field of %s, got %q", op, sch.ClassName, g.ValueField)
+			return cls, f, nil, nil, "", argErr("value_field", "%s needs a Number field of %s, got %q", op, sch.ClassName, g.ValueField)
 		}
 		accumulator = map[string]any{acc: "$" + g.ValueField}
 	}
 	var stages []any
 	if m, err := g.Where.object(); err != nil {
-		return sch, f, nil, nil, "", err
+		return cls, f, nil, nil, "", err
 	} else if len(m) > 0 {
 		stages = append(stages, map[string]any{"$match": m})
 	}
@@ -97,10 +100,10 @@ func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (pa
 	if strings.TrimSpace(g.Sort) != "" {
 		var ok bool
 		if sort, ok = enumMember(groupSorts, g.Sort); !ok {
-			return sch, f, nil, nil, "", argErr("sort", "must be value_desc, value_asc, key_asc or key_desc, got %q", g.Sort)
+			return cls, f, nil, nil, "", argErr("sort", "must be value_desc, value_asc, key_asc or key_desc, got %q", g.Sort)
 		}
 	}
-	return sch, f, stages, accumulator, sort, nil
+	return cls, f, stages, accumulator, sort, nil
 }
 
 func sortStage(sort string, keyField string) map[string]any {
@@ -136,14 +139,27 @@ func (o orderedSort) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// runStages parses (through JSON, so $sort key order holds) and runs the
-// stages built by a helper tool.
-func runStages(ctx context.Context, c *Call, sch parse.Schema, stages []any) (*query.Pipeline, []map[string]any, error) {
+// parseStages parses (through JSON, so $sort key order holds) the stages
+// built by a helper tool on cls, and refuses them when they would scan
+// the class and the operator refuses that (guardPipelineScan).
+func parseStages(ctx context.Context, c *Call, cls *agent.Class, stages []any) (*query.Pipeline, error) {
 	raw, err := json.Marshal(stages)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, raw)
+	p, err := query.ParsePipelineJSON(cls.Schema, c.Scope.Parser(ctx).Resolve, raw)
+	if err != nil {
+		return nil, err
+	}
+	if err := guardPipelineScan(ctx, c, cls, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// runStages runs the stages built by a helper tool.
+func runStages(ctx context.Context, c *Call, cls *agent.Class, stages []any) (*query.Pipeline, []map[string]any, error) {
+	p, err := parseStages(ctx, c, cls, stages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,12 +169,8 @@ func runStages(ctx context.Context, c *Call, sch parse.Schema, stages []any) (*q
 
 // checkStages validates the stages built by a helper tool and refuses them
 // as running them would, for a dry run.
-func checkStages(ctx context.Context, c *Call, sch parse.Schema, stages []any) error {
-	raw, err := json.Marshal(stages)
-	if err != nil {
-		return err
-	}
-	p, err := query.ParsePipelineJSON(sch, c.Scope.Parser(ctx).Resolve, raw)
+func checkStages(ctx context.Context, c *Call, cls *agent.Class, stages []any) error {
+	p, err := parseStages(ctx, c, cls, stages)
 	if err != nil {
 		return err
 	}

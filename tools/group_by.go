@@ -42,10 +42,11 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, f, stages, acc, sort, err := groupSetup(ctx, c, args.groupCommon, "value_desc")
+	cls, f, stages, acc, sort, err := groupSetup(ctx, c, args.groupCommon, "value_desc")
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	limit, err := intArg("limit", args.Limit, DefaultGroupLimit, 1, MaxGroupLimit)
 	if err != nil {
 		return nil, err
@@ -78,12 +79,12 @@ func groupBy(ctx context.Context, c *Call) (any, error) {
 		params["flatten_arrays"] = true
 	}
 	if args.DryRun {
-		if err := checkStages(ctx, c, sch, stages); err != nil {
+		if err := checkStages(ctx, c, cls, stages); err != nil {
 			return nil, err
 		}
 		return dryRun(sch.ClassName, params, stages), nil
 	}
-	_, rows, err := runStages(ctx, c, sch, stages)
+	_, rows, err := runStages(ctx, c, cls, stages)
 	if err != nil {
 		return nil, err
 	}

@@ -67,10 +67,11 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sch, f, stages, acc, sortBy, err := groupSetup(ctx, c, args.groupCommon, "key_asc")
+	cls, f, stages, acc, sortBy, err := groupSetup(ctx, c, args.groupCommon, "key_asc")
 	if err != nil {
 		return nil, err
 	}
+	sch := cls.Schema
 	if f.Type != parse.TypeDate {
 		return nil, argErr("field", "group_by_date needs a Date field; %q is %s", args.Field, f.Type)
 	}
@@ -114,12 +115,12 @@ func groupByDate(ctx context.Context, c *Call) (any, error) {
 		params["value_field"] = args.ValueField
 	}
 	if args.DryRun {
-		if err := checkStages(ctx, c, sch, stages); err != nil {
+		if err := checkStages(ctx, c, cls, stages); err != nil {
 			return nil, err
 		}
 		return dryRun(sch.ClassName, params, stages), nil
 	}
-	_, rows, err := runStages(ctx, c, sch, stages)
+	_, rows, err := runStages(ctx, c, cls, stages)
 	if err != nil {
 		return nil, err
 	}

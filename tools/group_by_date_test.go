@@ -90,3 +90,16 @@ func TestGroupByDateArguments(t *testing.T) {
 		e.refused("group_by_date", c.args, tools.CodeInvalidArgument, c.want)
 	}
 }
+
+// With full scans refused, group_by_date is judged by its where as
+// group_by is.
+func TestGroupByDateFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	args := map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "month"}
+	e.refused("group_by_date", args, scanRefused, ticketScanRefused)
+	args["where"] = map[string]any{"objectId": t1}
+	if out := e.ok("group_by_date", args); !cmp.Equal(out["groups"], []any{group("2025-05", 1)}) {
+		t.Fatalf("an indexed where: %v", out["groups"])
+	}
+	e.withCatalog(allowScans("Ticket")).ok("group_by_date", map[string]any{"class_name": "Ticket", "field": "createdAt", "interval": "month"})
+}

@@ -161,3 +161,18 @@ func TestGroupByWholeArray(t *testing.T) {
 			sort+" needs scalar keys, and tags is an Array grouped whole; sort by value_desc or value_asc, or pass flatten_arrays: true to group by element")
 	}
 }
+
+// With full scans refused, the pipeline group_by builds is judged by its
+// leading $match (the where): none, or one on an unindexed field, scans
+// the class; one on an indexed field runs. The dry run is refused alike.
+func TestGroupByFullScanGuard(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly)).refusingScans(2)
+	e.refused("group_by", map[string]any{"class_name": "Ticket", "field": "status"}, scanRefused, ticketScanRefused)
+	e.refused("group_by", map[string]any{"class_name": "Ticket", "field": "status", "dry_run": true}, scanRefused, ticketScanRefused)
+	e.refused("group_by", map[string]any{"class_name": "Ticket", "field": "status", "where": map[string]any{"priority": map[string]any{"$ne": 1}}}, scanRefused, ticketScanRefused)
+	out := e.ok("group_by", map[string]any{"class_name": "Ticket", "field": "status", "where": map[string]any{"project": "pApollo001"}})
+	if d := cmp.Diff([]any{group("closed", 1), group("open", 1)}, out["groups"]); d != "" {
+		t.Fatalf("an indexed where (-want +got):\n%s", d)
+	}
+	e.withCatalog(allowScans("Ticket")).ok("group_by", map[string]any{"class_name": "Ticket", "field": "status"})
+}

@@ -316,3 +316,28 @@ func mustNotMention(t *testing.T, v any, words ...string) {
 		}
 	}
 }
+
+// refusingScans returns the same world with full scans refused of every
+// class holding more than threshold rows.
+func (e *env) refusingScans(threshold int64) *env {
+	c := *e
+	c.config.RefuseFullScans, c.config.FullScanThreshold = true, threshold
+	return &c
+}
+
+// scanRefused is the refusal of a full scan of the fixture's 5 tickets
+// over a threshold of 2.
+var (
+	scanRefused       = withKind(tools.CodeSecurityBlocked, "full_scan_refused")
+	ticketScanRefused = "the query would scan all 5 rows of Ticket (more than 2)"
+)
+
+// allowScans is a catalog whose policy spares classes the full-scan
+// refusal (allow_full_scan).
+func allowScans(classes ...string) *agent.Catalog {
+	cat := &agent.Catalog{Classes: map[string]*agent.ClassMeta{}}
+	for _, c := range classes {
+		cat.Classes[c] = &agent.ClassMeta{AllowFullScan: true}
+	}
+	return cat
+}

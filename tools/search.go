@@ -132,7 +132,7 @@ func facetCounts(ctx context.Context, c *Call, cls *agent.Class, where map[strin
 		map[string]any{"$group": map[string]any{"_id": "$" + field, "count": map[string]any{"$sum": 1}}},
 		map[string]any{"$sort": orderedSort{{"count", -1}, {"objectId", 1}}},
 		map[string]any{"$limit": limit})
-	_, rows, err := runStages(ctx, c, sch, stages)
+	_, rows, err := runStages(ctx, c, cls, stages)
 	if err != nil {
 		return nil, err
 	}
