@@ -76,6 +76,7 @@ func TestServeParseServer(t *testing.T) {
 		call{tool: "query_class", args: map[string]any{"class_name": demo.ClassTicket, "where": map[string]any{"status": map[string]any{"$in": []string{"open", "closed"}}}, "order": "-number,objectId", "limit": 5}},
 		call{tool: "get_object", args: map[string]any{"class_name": demo.ClassTicket, "object_id": demo.TicketMemberID}},
 		call{tool: "get_schema", args: map[string]any{"class_name": demo.ClassTicket}},
+		call{tool: "get_all_schemas", args: map[string]any{}},
 		// Aggregations: Parse Server's own /aggregate for the master key,
 		// parsemcp's over the rows the agent may read for the others.
 		call{tool: "group_by", args: map[string]any{"class_name": demo.ClassTicket, "field": "status"}},
