@@ -19,6 +19,12 @@ type worker interface {
 	close()
 }
 
+// protocolWorker is a worker of an MCP session: protocol is the version
+// the server chose at initialize.
+type protocolWorker interface {
+	protocol() string
+}
+
 // call is one MCP tools/call: the tool and its arguments as JSON text.
 type call struct{ tool, args string }
 
@@ -48,6 +54,8 @@ func (w *rawMCP) do(ctx context.Context, op string) error {
 }
 
 func (w *rawMCP) close() {}
+
+func (w *rawMCP) protocol() string { return w.c.Protocol() }
 
 // sdkMCP is the official go-sdk client: what an application would see,
 // client decoding included.
@@ -96,6 +104,8 @@ func (w *sdkMCP) do(ctx context.Context, op string) error {
 }
 
 func (w *sdkMCP) close() { _ = w.cs.Close() }
+
+func (w *sdkMCP) protocol() string { return w.cs.InitializeResult().ProtocolVersion }
 
 // restWorker is a Parse Server REST client with the master key.
 type restWorker struct {

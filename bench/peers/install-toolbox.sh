@@ -1,33 +1,30 @@
 #!/usr/bin/env bash
-# Builds MCP Toolbox for Databases (github.com/googleapis/genai-toolbox,
-# pinned) for bench/peers into ${XDG_CACHE_HOME:-~/.cache}/parsemcp/toolbox/<version>/toolbox,
-# outside the repository. Idempotent. Not part of CI.
-#
-# `go install module@version` asks the module proxy for the module's
-# version list (to report deprecations), which the proxy refuses for this
-# module (403), so the build goes through a throw-away main module that
-# requires the pinned version instead. The checksum database has no entry
-# for it either, so that one module is exempted from the checksum check.
-# The build takes 25 minutes or more on 2 cores; it runs at the lowest
-# priority.
+# Installs MCP Toolbox for Databases (github.com/googleapis/genai-toolbox)
+# for bench/peers: its prebuilt Linux x64 binary from npm
+# (@toolbox-sdk/server-linux-x64, pinned; TOOLBOX_VERSION overrides) into
+# ${XDG_CACHE_HOME:-~/.cache}/parsemcp/toolbox/<version>/, outside the
+# repository. The binary lands at
+# node_modules/@toolbox-sdk/server-linux-x64/bin/toolbox there, where
+# bench/peers looks for it. Idempotent; takes seconds (no build). Not part
+# of CI.
 set -euo pipefail
-version="${TOOLBOX_VERSION:-v0.14.0}"
+version="${TOOLBOX_VERSION:-1.12.0}"
+version="${version#v}"
+pkg="@toolbox-sdk/server-linux-x64"
 dir="${XDG_CACHE_HOME:-$HOME/.cache}/parsemcp/toolbox/$version"
-if [ -x "$dir/toolbox" ]; then
-  echo "toolbox $version: already built in $dir"
+bin="$dir/node_modules/$pkg/bin/toolbox"
+if [ -x "$bin" ]; then
+  echo "toolbox $version: already installed in $dir"
   exit 0
 fi
-mkdir -p "$dir/src"
-cd "$dir/src"
-cat > go.mod <<MOD
-module toolboxbuild
-
-go 1.24
-
-require github.com/googleapis/genai-toolbox $version
-MOD
-export GONOSUMDB=github.com/googleapis/genai-toolbox GOFLAGS=-mod=mod
-# Resolve the dependency graph of the pinned version (its own go.mod).
-go mod download github.com/googleapis/genai-toolbox
-nice -n 19 go build -o "$dir/toolbox" github.com/googleapis/genai-toolbox
-echo "toolbox $version: built in $dir"
+case "$(uname -s)/$(uname -m)" in
+  Linux/x86_64) ;;
+  *) echo "toolbox: $pkg is the Linux x64 build; this machine is $(uname -s)/$(uname -m)" >&2; exit 1 ;;
+esac
+mkdir -p "$dir"
+cd "$dir"
+[ -f package.json ] || echo '{"name":"parsemcp-bench-toolbox","private":true}' > package.json
+npm install --no-audit --no-fund --omit=dev "$pkg@$version"
+chmod +x "$bin"
+"$bin" --version
+echo "toolbox $version: installed in $dir"

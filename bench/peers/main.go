@@ -9,8 +9,10 @@
 //     value of every row read (the database's own rate, the limit);
 //   - Parse Server 9 REST with the master key (scripts/parse-server; when
 //     installed);
-//   - MCP Toolbox for Databases and dbhub, each running parsemcp's SQL
-//     (bench/peers/install-toolbox.sh, install-dbhub.sh; when installed).
+//   - MCP Toolbox for Databases 1.12.0 and dbhub, each running parsemcp's
+//     SQL (when installed: bench/peers/install-toolbox.sh puts Toolbox's
+//     prebuilt binary from npm in the cache in seconds, TOOLBOX_VERSION
+//     choosing another release; install-dbhub.sh likewise).
 //
 // Operations: find (Ticket where status=open, order -createdAt, limit 100),
 // count (the same where), group ($group by status, count) and get (one
@@ -20,11 +22,16 @@
 // falls on every target alike). Reported per cell: requests/s, p50 and p99
 // latency, server CPU per request (utime+stime of the server process from
 // /proc, over the cell) and resident memory (idle, and peak VmHWM); then
-// the ratios of parsemcp to each peer and the issue-18 targets.
+// the ratios of parsemcp to each peer and the issue-31 targets, each
+// labelled with the MCP protocol version of the sessions it compares.
 //
 //	go run ./bench/peers                                 # fresh database, 100,000 objects, dropped at the end
 //	go run ./bench/peers -db postgres://postgres@127.0.0.1:5432/DB   # a database holding the demo data already
 //	go run ./bench/peers -ops find,get -conc 32 -rounds 5
+//
+// The first line of the report gives the load average before and after the
+// run: a run worth recording is made on a quiet machine (no other builds or
+// tests), and says so with both figures.
 //
 // A benchmark reports; it never fails the build (exit 1 only when the run
 // itself cannot be made). It is not part of CI.
@@ -47,6 +54,7 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/bench"
+	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 
@@ -105,6 +113,7 @@ func repoRoot() string {
 func run(ctx context.Context, c config) error {
 	log := os.Stderr
 	repo := repoRoot()
+	loadBefore := loadAverage()
 	if c.db == "" {
 		if err := bench.Reachable(ctx, c.admin); err != nil {
 			return fmt.Errorf("PostgreSQL at %s: %w", c.admin, err)
@@ -208,6 +217,9 @@ func run(ctx context.Context, c config) error {
 				}
 			}
 		}
+		if pw, ok := w.(protocolWorker); ok {
+			t.protocol = pw.protocol()
+		}
 		w.close()
 		if t.pid != 0 {
 			t.idleRSSKB = memKB(t.pid, "VmRSS")
@@ -250,8 +262,9 @@ func run(ctx context.Context, c config) error {
 	}
 
 	// Report.
-	fmt.Printf("machine: %s\n", machine())
-	fmt.Printf("client: %s; %d rounds × %s per cell, interleaved; medians over rounds (p50/p99 over every request of the cell's rounds)\n\n", c.client, c.rounds, c.duration)
+	fmt.Printf("machine: %s; load average before the run %s, after %s (a recorded run needs a quiet machine)\n", machine(), loadBefore, loadAverage())
+	fmt.Printf("client: %s; %d rounds × %s per cell, interleaved; medians over rounds (p50/p99 over every request of the cell's rounds)\n", c.client, c.rounds, c.duration)
+	fmt.Printf("MCP protocol: the client asks %s; each server's answer: %s\n\n", requestedProtocol(c.client), protocols(ts))
 	sum := func(k cellKey) summary { return summarize(results[k]) }
 	for _, op := range c.ops {
 		fmt.Printf("### %s\n\n", op)
@@ -292,7 +305,7 @@ func run(ctx context.Context, c config) error {
 			}
 		}
 		fmt.Println()
-		printTargets(c, byName, sum2(func(target, op string, n int) summary { return sum(cellKey{target, op, n}) }))
+		printTargets(c, byName, sum2(func(target, op string, n int) summary { return sum(cellKey{target, op, n}) }), func(t *target) int { return memKB(t.pid, "VmHWM") })
 	}
 	for _, n := range notes {
 		fmt.Println("note:", n)
@@ -302,17 +315,61 @@ func run(ctx context.Context, c config) error {
 
 type sum2 func(target, op string, n int) summary
 
-// printTargets checks the issue-18 targets, each a ratio from this run.
-func printTargets(c config, ts map[string]*target, sum sum2) {
-	has := func(name, op string, n int) bool {
-		return ts[name] != nil && slices.Contains(c.ops, op) && slices.Contains(c.conc, n)
+// requestedProtocol is the MCP protocol version the client asks for at
+// initialize.
+func requestedProtocol(client string) string {
+	if client == "sdk" {
+		return "the go-sdk client's latest"
 	}
-	maxC := slices.Max(c.conc)
-	fmt.Println("### targets (issue 18)")
+	return rawmcp.Protocol
+}
+
+// protocols lists the protocol version each MCP target chose, with the
+// peer's release where known.
+func protocols(ts []*target) string {
+	var parts []string
+	for _, t := range ts {
+		if t.protocol == "" {
+			continue
+		}
+		name := t.name
+		if t.version != "" {
+			name += " " + t.version
+		}
+		parts = append(parts, name+" "+t.protocol)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printTargets checks the issue-31 targets, each a ratio of this run's
+// cells (the same rounds) at each concurrency, labelled with the protocol
+// version of the sessions it compares. A target whose cells the run lacks
+// (a peer skipped, an operation or a concurrency not asked for) is listed
+// as not measured, so the table always holds every target.
+func printTargets(c config, ts map[string]*target, sum sum2, peakKB func(*target) int) {
+	me := ts["parsemcp"]
+	fmt.Println("### targets (issue 31)")
 	fmt.Println()
-	fmt.Println("| target | measured | verdict |")
-	fmt.Println("| --- | --- | --- |")
-	line := func(name string, v, limit float64, le bool) {
+	fmt.Println("| target | protocol | measured | verdict |")
+	fmt.Println("| --- | --- | --- | --- |")
+	proto := func(peer string) string {
+		p := me.protocol
+		if t := ts[peer]; t != nil && t.protocol != "" && t.protocol != p {
+			p += " (" + peer + " " + t.protocol + ")"
+		}
+		if p == "" {
+			p = "—"
+		}
+		return p
+	}
+	line := func(name, peer string, v, limit float64, le, measured bool) {
+		if !measured {
+			fmt.Printf("| %s | — | — | not measured |\n", name)
+			return
+		}
 		ok := v <= limit
 		if !le {
 			ok = v >= limit
@@ -321,27 +378,47 @@ func printTargets(c config, ts map[string]*target, sum sum2) {
 		if !ok {
 			verdict = "NOT MET"
 		}
-		fmt.Printf("| %s | %.2f | %s |\n", name, v, verdict)
+		fmt.Printf("| %s | %s | %.2f | %s |\n", name, proto(peer), v, verdict)
 	}
+	has := func(peer, op string, n int) bool {
+		return ts[peer] != nil && slices.Contains(c.ops, op) && slices.Contains(c.conc, n)
+	}
+	conc := []int{1, 8, 32}
 	for _, n := range c.conc {
-		if has("parse-server", opFind, n) {
-			line(fmt.Sprintf("find CPU/req c=%d ≤ 0.5× Parse Server's", n), sum("parsemcp", opFind, n).cpuMS/sum("parse-server", opFind, n).cpuMS, 0.5, true)
-		}
-		if has("toolbox", opFind, n) {
-			line(fmt.Sprintf("find CPU/req c=%d ≤ 1× Toolbox's", n), sum("parsemcp", opFind, n).cpuMS/sum("toolbox", opFind, n).cpuMS, 1, true)
-		}
-		if has("toolbox", opGet, n) {
-			line(fmt.Sprintf("get CPU/req c=%d ≤ 2× Toolbox's", n), sum("parsemcp", opGet, n).cpuMS/sum("toolbox", opGet, n).cpuMS, 2, true)
+		if !slices.Contains(conc, n) {
+			conc = append(conc, n)
 		}
 	}
-	if has("pgx", opFind, maxC) {
-		line(fmt.Sprintf("find req/s c=%d ≥ 0.85× pgx's", maxC), sum("parsemcp", opFind, maxC).rps/sum("pgx", opFind, maxC).rps, 0.85, false)
+	slices.Sort(conc)
+	ratio := func(op, peer string, n int, cpu bool) float64 {
+		a, b := sum("parsemcp", op, n), sum(peer, op, n)
+		if cpu {
+			return a.cpuMS / b.cpuMS
+		}
+		return a.rps / b.rps
 	}
-	for _, op := range []string{opFind, opCount} {
-		if has("pgx", op, 1) {
-			line(op+" p50 c=1 ≤ 1.3× pgx's", sum("parsemcp", op, 1).p50/sum("pgx", op, 1).p50, 1.3, true)
+	const tb, ps = "toolbox", "parse-server"
+	for _, op := range allOps {
+		for _, n := range conc {
+			line(fmt.Sprintf("%s server CPU/call c=%d ≤ 1× Toolbox's", op, n), tb, ratio(op, tb, n, true), 1, true, has(tb, op, n))
 		}
 	}
+	for _, n := range conc {
+		line(fmt.Sprintf("find server CPU/call c=%d ≤ 0.7× Parse Server's", n), ps, ratio(opFind, ps, n, true), 0.7, true, has(ps, opFind, n))
+	}
+	for _, op := range allOps {
+		limit := 1.0
+		if op == opGet || op == opCount {
+			limit = 0.8
+		}
+		for _, n := range conc {
+			line(fmt.Sprintf("%s req/s c=%d ≥ %.1f× Toolbox's", op, n, limit), tb, ratio(op, tb, n, false), limit, false, has(tb, op, n))
+		}
+	}
+	line("find req/s c=32 ≥ 0.6× pgx's", "pgx", ratio(opFind, "pgx", 32, false), 0.6, false, has("pgx", opFind, 32))
+	findLoad := slices.Contains(c.ops, opFind) && slices.Contains(c.conc, 32)
+	line("RSS idle ≤ 30 MB (MB)", "", float64(me.idleRSSKB)/1024, 30, true, true)
+	line("RSS peak ≤ 60 MB, the run's VmHWM, c=32 find among its cells (MB)", "", float64(peakKB(me))/1024, 60, true, findLoad)
 	fmt.Println()
 }
 
@@ -471,9 +548,14 @@ func machine() string {
 			}
 		}
 	}
-	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	return fmt.Sprintf("%d CPUs (%s), %s/%s, %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+// loadAverage is the 1, 5 and 15 minute load average, or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
 	}
-	return fmt.Sprintf("%d CPUs (%s), %s/%s, %s, load average %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), load)
+	return "?"
 }

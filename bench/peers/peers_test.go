@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/parsemcp/parsemcp/bench"
 )
 
 func TestInline(t *testing.T) {
@@ -39,10 +43,67 @@ func TestToolboxConfig(t *testing.T) {
 	cfg := toolboxConfig("postgres://u:p%40ss@127.0.0.1:5433/db?sslmode=disable", map[string]*spec{
 		opGet: {literal: `SELECT "a" FROM "T" WHERE "objectId" = 'x'`},
 	})
-	for _, want := range []string{"host: 127.0.0.1", "port: 5433", "database: db", "user: u", `password: "p@ss"`,
-		"bench_get:", "kind: postgres-sql", `statement: "SELECT \"a\" FROM \"T\" WHERE \"objectId\" = 'x'"`} {
+	for _, want := range []string{"kind: source\nname: bench-pg\ntype: postgres\n", "host: 127.0.0.1", `port: "5433"`, "database: db", "user: u", `password: "p@ss"`,
+		"---\nkind: tool\nname: bench_get\ntype: postgres-sql\nsource: bench-pg\n", `statement: "SELECT \"a\" FROM \"T\" WHERE \"objectId\" = 'x'"`} {
 		if !strings.Contains(cfg, want) {
 			t.Fatalf("no %q in\n%s", want, cfg)
 		}
+	}
+	// Toolbox refuses an empty password; trust authentication ignores it.
+	cfg = toolboxConfig("postgres://postgres@127.0.0.1/db", map[string]*spec{opGet: {literal: "SELECT 1"}})
+	for _, want := range []string{`port: "5432"`, `password: "` + toolboxNoPassword + `"`} {
+		if !strings.Contains(cfg, want) {
+			t.Fatalf("no %q in\n%s", want, cfg)
+		}
+	}
+}
+
+// TestToolboxServes starts the installed Toolbox
+// (bench/peers/install-toolbox.sh) as bench/peers does, on the test
+// PostgreSQL server, and makes one call of every operation through each
+// client; skipped when Toolbox or PostgreSQL is absent, except under
+// CI=true (.ci/run installs Toolbox with the same script).
+func TestToolboxServes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts MCP Toolbox")
+	}
+	skip := t.Skip
+	if os.Getenv("CI") == "true" {
+		skip = t.Fatal
+	}
+	if bin, _, why := toolboxBinary(); bin == "" {
+		skip(why)
+	}
+	ctx := t.Context()
+	db := bench.PostgresURL()
+	if err := bench.Reachable(ctx, db); err != nil {
+		skip(fmt.Sprintf("PostgreSQL at %s: %v", db, err))
+	}
+	sp := map[string]*spec{}
+	for _, op := range allOps {
+		sp[op] = &spec{op: op, literal: "SELECT 1 AS one, '" + op + "' AS op"}
+	}
+	for _, sdk := range []bool{false, true} {
+		tg, note, err := toolboxTarget(ctx, db, sp, sdk)
+		if err != nil || note != "" {
+			t.Fatalf("toolbox did not start: %v %s", err, note)
+		}
+		w, err := tg.newWorker(ctx)
+		if err != nil {
+			tg.stop()
+			t.Fatal(err)
+		}
+		for _, op := range allOps {
+			if err := w.do(ctx, op); err != nil {
+				t.Errorf("sdk %v: %s: %v", sdk, op, err)
+			}
+		}
+		if p := w.(protocolWorker).protocol(); p == "" {
+			t.Errorf("sdk %v: no protocol version", sdk)
+		} else {
+			t.Logf("sdk %v: protocol %s", sdk, p)
+		}
+		w.close()
+		tg.stop()
 	}
 }

@@ -32,8 +32,12 @@ type target struct {
 	// in-process pgx baseline.
 	pid       int
 	idleRSSKB int
-	newWorker func(ctx context.Context) (worker, error)
-	stop      func()
+	// protocol is the MCP protocol version the server chose for this
+	// run's client ("" for a target that is not MCP); version is the
+	// peer's release, when known.
+	protocol, version string
+	newWorker         func(ctx context.Context) (worker, error)
+	stop              func()
 }
 
 // proc is a server started as a child process, its output in a log file.
@@ -298,16 +302,19 @@ func dbhubTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec, s
 	for op, s := range sp {
 		calls[op] = call{"execute_sql", fmt.Sprintf(`{"sql":%q}`, s.literal)}
 	}
-	return mcpTarget("dbhub", p, base+"/mcp", nil, calls, sdk), "", nil
+	t := mcpTarget("dbhub", p, base+"/mcp", nil, calls, sdk)
+	// …/dbhub/<version>/node_modules/@bytebase/dbhub/dist/index.js
+	t.version = filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(entries[len(entries)-1]))))))
+	return t, "", nil
 }
 
-// toolboxTarget runs MCP Toolbox for Databases (bench/peers/install-toolbox.sh)
-// with one postgres-sql tool per operation, each parsemcp's SQL with the
-// arguments inlined.
+// toolboxTarget runs MCP Toolbox for Databases (bench/peers/install-toolbox.sh,
+// the prebuilt binary from npm) with one postgres-sql tool per operation,
+// each parsemcp's SQL with the arguments inlined.
 func toolboxTarget(ctx context.Context, dbURL string, sp map[string]*spec, sdk bool) (*target, string, error) {
-	bins, _ := filepath.Glob(filepath.Join(cacheDir(), "toolbox", "*", "toolbox"))
-	if len(bins) == 0 {
-		return nil, "MCP Toolbox is not installed (run bench/peers/install-toolbox.sh; it builds for about 25 minutes)", nil
+	bin, version, why := toolboxBinary()
+	if bin == "" {
+		return nil, why, nil
 	}
 	cfgFile, err := os.CreateTemp("", "parsemcp-peers-toolbox-*.yaml")
 	if err != nil {
@@ -315,21 +322,26 @@ func toolboxTarget(ctx context.Context, dbURL string, sp map[string]*spec, sdk b
 	}
 	defer cfgFile.Close()
 	if _, err := cfgFile.WriteString(toolboxConfig(dbURL, sp)); err != nil {
+		os.Remove(cfgFile.Name())
 		return nil, "", err
 	}
 	port, err := freePort()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(bins[len(bins)-1], "--tools-file", cfgFile.Name(), "--address", "127.0.0.1", "--port", strconv.Itoa(port))
+	cmd := exec.Command(bin, toolboxArgs(cfgFile.Name(), port)...)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	p, err := startProc(ctx, "toolbox", cmd, base+"/", 120*time.Second)
 	if err != nil {
+		os.Remove(cfgFile.Name())
 		return nil, "", err
 	}
 	calls := map[string]call{}
 	for op := range sp {
 		calls[op] = call{"bench_" + op, `{}`}
 	}
-	return mcpTarget("toolbox", p, base+"/mcp", nil, calls, sdk), "", nil
+	t := mcpTarget("toolbox", p, base+"/mcp", nil, calls, sdk)
+	t.version = version
+	t.stop = func() { p.stop(); os.Remove(cfgFile.Name()) }
+	return t, "", nil
 }

@@ -32,11 +32,14 @@ type Client struct {
 	buf     bytes.Buffer
 }
 
-// Connect initializes a session at url (protocol 2025-06-18), sending
+// Protocol is the protocol version Connect asks for.
+const Protocol = "2025-06-18"
+
+// Connect initializes a session at url (protocol Protocol), sending
 // headers with every request.
 func Connect(ctx context.Context, hc *http.Client, url string, headers map[string]string) (*Client, error) {
 	c := &Client{hc: hc, url: url, headers: headers}
-	body, h, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"parsemcp-bench","version":"1"}}}`)
+	body, h, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+Protocol+`","capabilities":{},"clientInfo":{"name":"parsemcp-bench","version":"1"}}}`)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -55,6 +58,9 @@ func Connect(ctx context.Context, hc *http.Client, url string, headers map[strin
 	}
 	return c, nil
 }
+
+// Protocol is the protocol version the server chose at initialize.
+func (c *Client) Protocol() string { return c.proto }
 
 // Call makes one tools/call with args (JSON text) and reads the whole
 // answer; an answer that is not a successful result is ErrNotResult.
