@@ -37,7 +37,7 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		}
 		f, ok := s.Fields[k.Field]
 		if !ok {
-			return nil, errAt("order", "unknown field %q on class %s", k.Field, s.ClassName)
+			return nil, DenyField(s, k.Field, "order", "")
 		}
 		switch f.Type {
 		case parse.TypeRelation, parse.TypeACL, parse.TypeObject, parse.TypeArray, parse.TypeGeoPoint, parse.TypePolygon, parse.TypeBytes:
@@ -68,7 +68,7 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 		head, _, dotted := strings.Cut(k, ".")
 		f, ok := s.Fields[head]
 		if !ok {
-			return nil, errAt("keys", "unknown field %q on class %s", head, s.ClassName)
+			return nil, DenyField(s, head, "keys", "")
 		}
 		if dotted && f.Type != parse.TypePointer && f.Type != parse.TypeObject {
 			return nil, errAt("keys", "%q: dotted keys reach into Pointer or Object fields; %q is %s", k, head, f.Type)

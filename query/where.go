@@ -29,11 +29,15 @@ func ParseWhere(s parse.Schema, where map[string]any) (Expr, error) {
 // lookup, so hidden classes are unknown classes).
 type Parser struct {
 	Resolve func(class string) (parse.Schema, error)
+	// unknown, when set, answers a field the schema lacks instead of
+	// DenyField (a pipeline's $match on rows that are no longer the
+	// class's own); the other classes' sub-queries keep DenyField.
+	unknown func(field, at string) error
 }
 
 // Where parses where against s.
 func (pr Parser) Where(s parse.Schema, where map[string]any) (Expr, error) {
-	p := &whereParser{schema: s, lookup: pr.Resolve, branches: new(int)}
+	p := &whereParser{schema: s, lookup: pr.Resolve, branches: new(int), unknown: pr.unknown}
 	e, err := p.object(where, "where", 0)
 	if err != nil {
 		return nil, err
@@ -64,6 +68,7 @@ type whereParser struct {
 	// branches counts the elements of $or/$and/$nor, sub-queries
 	// included (checkShape).
 	branches *int
+	unknown  func(field, at string) error // Parser.unknown
 }
 
 func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, error) {
@@ -140,7 +145,10 @@ func (p *whereParser) resolve(name, at string) (Path, error) {
 	head, rest, dotted := strings.Cut(name, ".")
 	f, ok := p.schema.Fields[head]
 	if !ok {
-		return Path{}, errAt(at, "unknown field %q on class %s", head, p.schema.ClassName)
+		if p.unknown != nil {
+			return Path{}, p.unknown(head, at)
+		}
+		return Path{}, DenyField(p.schema, head, at, "")
 	}
 	path := Path{Field: head, Type: f.Type}
 	if f.Type == parse.TypeACL {
