@@ -25,6 +25,9 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		if strings.HasPrefix(part, "-") {
 			k = OrderKey{Field: part[1:], Desc: true}
 		}
+		if strings.HasPrefix(k.Field, "$") {
+			return nil, notAField("order", k.Field)
+		}
 		if strings.Contains(k.Field, ".") {
 			// A path into an Object field, as Parse Server sorts by it.
 			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
@@ -65,6 +68,9 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 			out = append(out, k)
 			continue
 		}
+		if strings.HasPrefix(k, "$") {
+			return nil, notAField("keys", k)
+		}
 		head, _, dotted := strings.Cut(k, ".")
 		f, ok := s.Fields[head]
 		if !ok {
@@ -76,6 +82,12 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// notAField refuses a "$name" in order or keys other than $score: no
+// field is named so, so it is a mistake in the query, not a field denial.
+func notAField(at, name string) error {
+	return errAt(at, "%q is not a field name; of the names starting with $ only %s (the text search rank) may be named here", name, ScoreKey)
 }
 
 // StableOrder is keys with objectId appended as the final tie-breaker,
