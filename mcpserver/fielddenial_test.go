@@ -263,3 +263,17 @@ func TestFieldDenialAllowedFieldsCapped(t *testing.T) {
 		t.Errorf("ACL listed: %v", d)
 	}
 }
+
+// The operator's own filters are parsed against the full schema: one
+// naming a field the class lacks is the operator's mistake, answered as
+// before, and never as a field denial listing the full schema's fields
+// (which would name the ones hidden from the agent).
+func TestOperatorFilterErrorListsNoFields(t *testing.T) {
+	cs := govClient(t, fixtureStore(t), agent.Gates{}, agent.Readonly, bobID, agent.Policy{Catalog: &agent.Catalog{Classes: map[string]*agent.ClassMeta{
+		"Project": {AgentFields: []string{"name"}, CanonicalFilter: map[string]any{"ghost": true}},
+	}}})
+	out := fails(t, cs, "query_class", m{"class_name": "Project"}, "invalid_query")
+	if d, _ := out["details"].(map[string]any); d["allowed_fields"] != nil || d["kind"] != nil || strings.Contains(mustJSON(t, out), "budget") {
+		t.Fatalf("%v", out)
+	}
+}

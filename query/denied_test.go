@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -70,6 +71,32 @@ func TestPipelineFieldDenial(t *testing.T) {
 		}
 		if (qe.Denied != nil) != c.denied {
 			t.Errorf("%s: Denied %+v, want denied %v (%v)", c.pipeline, qe.Denied, c.denied, err)
+		}
+	}
+}
+
+// A where is a field denial only when parsed against an agent's view
+// (Parser.View, which the governed scope sets, sub-queries included);
+// the operator's own filters, parsed against full schemas, get a plain
+// unknown field that lists nothing.
+func TestWhereFieldDenialNeedsView(t *testing.T) {
+	s := testSchema()
+	resolve := func(string) (parse.Schema, error) { return testSchema(), nil }
+	for _, where := range []map[string]any{
+		{"nope": 1.0},
+		{"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"nope": 1.0}}}},
+		{"name": map[string]any{"$select": map[string]any{"query": map[string]any{"className": "Item"}, "key": "nope"}}},
+	} {
+		for _, view := range []bool{true, false} {
+			_, err := query.Parser{Resolve: resolve, View: view}.Where(s, where)
+			var qe *query.Error
+			if !errors.As(err, &qe) || (qe.Denied != nil) != view {
+				t.Errorf("%v (view %v): %v", where, view, err)
+				continue
+			}
+			if !view && (!strings.Contains(qe.Msg, `unknown field "nope"`) || strings.Contains(qe.Msg, "score")) {
+				t.Errorf("%v: %q", where, qe.Msg)
+			}
 		}
 	}
 }

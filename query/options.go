@@ -9,7 +9,8 @@ import (
 
 // The options of a find beside its where: the order and the keys.
 
-// ParseOrder parses Parse's order string ("-createdAt,title") against s.
+// ParseOrder parses Parse's order string ("-createdAt,title") against s,
+// the agent's view of the class (a field it lacks is a DenyField).
 func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 	var keys []OrderKey
 	for _, part := range strings.Split(order, ",") {
@@ -30,7 +31,7 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		}
 		if strings.Contains(k.Field, ".") {
 			// A path into an Object field, as Parse Server sorts by it.
-			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
+			path, err := (&whereParser{schema: s, view: true}).resolve(k.Field, "order")
 			if err != nil {
 				return nil, err
 			}
@@ -51,7 +52,8 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 	return keys, nil
 }
 
-// ParseKeys validates a keys projection. A dotted key ("owner.name")
+// ParseKeys validates a keys projection against s, the agent's view of
+// the class (a field it lacks is a DenyField). A dotted key ("owner.name")
 // selects its first segment, which must be a Pointer (the rest applies to
 // the included object) or an Object.
 func ParseKeys(s parse.Schema, keys []string) ([]string, error) {

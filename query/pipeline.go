@@ -286,10 +286,12 @@ const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFie
 	"$replaceRoot ($replaceWith), $bucket, $bucketAuto, $facet, $unionWith, $graphLookup"
 
 // ParsePipeline parses stages (the JSON array of a MongoDB pipeline, as
-// decoded by encoding/json) against the class schema s. resolve returns the
-// schema of a class named by $lookup.from (the governed scope passes its
-// own, so invisible classes and protected fields stay out). Errors are
-// *Error with a Path like "pipeline[2].$group.total.$sum".
+// decoded by encoding/json) against the class schema s, the agent's view
+// of the class. resolve returns the schema of a class named by
+// $lookup.from (the governed scope passes its own, so invisible classes
+// and protected fields stay out). Errors are *Error with a Path like
+// "pipeline[2].$group.total.$sum"; a field of the class the view lacks is
+// a DenyField, as Parser.View makes it in a where.
 //
 // A $sort with several keys needs its keys' order, which a Go map does not
 // keep: decode with ParsePipelineJSON instead, or use one key per $sort.

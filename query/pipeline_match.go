@@ -24,7 +24,7 @@ func (p *pipeParser) match(arg any, at string) (Stage, error) {
 		return nil, errAt(at, "takes a where-constraint object, got %s", describeAny(arg))
 	}
 	m := p.matchKeys(plain(arg).(map[string]any), 0)
-	pr := Parser{Resolve: p.resolve}
+	pr := Parser{Resolve: p.resolve, View: true}
 	sch := p.schema
 	if !p.base {
 		sch = whereSchema(p.schema.ClassName, p.shape)

@@ -40,6 +40,6 @@ func ExampleParseWhereJSON() {
 	// open 1 true <nil>
 	// closed 1 false <nil>
 	// pending 5 false <nil>
-	// where.owner: "owner" is not a field of Ticket this agent can use; its fields: priority, status, objectId, createdAt, updatedAt
+	// where.owner: unknown field "owner" on class Ticket
 	// where.priority.$between: unknown operator $between
 }

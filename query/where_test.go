@@ -52,10 +52,10 @@ func TestParseWhereRefusals(t *testing.T) {
 		where, path, msg string // msg: a substring of the message
 	}{
 		// unknown fields
-		{`{"nope": 1}`, "where.nope", `"nope" is not a field of Item this agent can use`},
-		{`{"nope.x": 1}`, "where.nope.x", `"nope" is not a field`},
-		{`{"$or": [{"name": "a"}, {"nope": 1}]}`, "where.$or[1].nope", "is not a field"},
-		{`{"$and": [{"$nor": [{"score": 1}, {"Name": "a"}]}]}`, "where.$and[0].$nor[1].Name", "is not a field"},
+		{`{"nope": 1}`, "where.nope", `unknown field "nope" on class Item`},
+		{`{"nope.x": 1}`, "where.nope.x", `unknown field "nope"`},
+		{`{"$or": [{"name": "a"}, {"nope": 1}]}`, "where.$or[1].nope", "unknown field"},
+		{`{"$and": [{"$nor": [{"score": 1}, {"Name": "a"}]}]}`, "where.$and[0].$nor[1].Name", "unknown field"},
 
 		// wrong value types
 		{`{"score": "ten"}`, "where.score", "Number field"},
