@@ -44,7 +44,7 @@ func (s *Scope) include(ctx context.Context, sch parse.Schema, rows []parse.Obje
 	for _, field := range heads {
 		f, ok := sch.Fields[field]
 		if !ok {
-			return &query.Error{Path: at, Msg: fmt.Sprintf("%q: unknown field on class %s", field, sch.ClassName)}
+			return query.DenyField(sch, field, at, "")
 		}
 		if f.Type != parse.TypePointer {
 			return &query.Error{Path: at, Msg: fmt.Sprintf("%q: only Pointer fields can be included; it is a %s", field, f.Type)}

@@ -251,7 +251,7 @@ func (s *Scope) readACL() query.ACLFilter { return s.agent.Identity.ACLFilter() 
 // Parser returns a where-parser whose cross-class operators resolve classes
 // through this scope (so a hidden class is an unknown class there too).
 func (s *Scope) Parser(ctx context.Context) query.Parser {
-	return query.Parser{Resolve: func(class string) (parse.Schema, error) { return s.Schema(ctx, class) }}
+	return query.Parser{Resolve: func(class string) (parse.Schema, error) { return s.Schema(ctx, class) }, View: true}
 }
 
 // getQuery is the find of a get: the ids, at most one row each.

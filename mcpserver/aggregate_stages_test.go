@@ -58,7 +58,7 @@ func TestAggregateStagesGoverned(t *testing.T) {
 			t.Fatalf("%s leaks protected fields or lost the user: %s", tc.pipeline, s)
 		}
 	}
-	fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$unionWith":{"coll":"_User","pipeline":[{"$project":{"email":1}}]}}]`}, "invalid_query")
+	fails(t, bobCS, "aggregate", map[string]any{"class_name": "Ticket", "pipeline": `[{"$unionWith":{"coll":"_User","pipeline":[{"$project":{"email":1}}]}}]`}, "access_denied")
 }
 
 // The tenant scope holds inside sub-pipelines: rows of another tenant are

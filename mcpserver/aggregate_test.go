@@ -130,12 +130,12 @@ func TestAggregateTools(t *testing.T) {
 	}{
 		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$facet":{}}]`}, "invalid_query"},
 		{"master", map[string]any{"class_name": "Ticket", "pipeline": `{"$match":{}}`}, "invalid_argument"},
-		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$nope"}}]`}, "invalid_query"},
+		{"master", map[string]any{"class_name": "Ticket", "pipeline": `[{"$group":{"_id":"$nope"}}]`}, "access_denied"},
 		{"master", map[string]any{"class_name": "Ticket", "field": "status", "operation": "median"}, "invalid_argument"},
 		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"Payroll","localField":"title","foreignField":"_id","as":"p"}}]`}, "permission_denied"},
 		{"bob", map[string]any{"class_name": "Ticket", "pipeline": `[{"$lookup":{"from":"_Session","localField":"title","foreignField":"_id","as":"p"}}]`}, "invalid_query"},
 		{"bob", map[string]any{"class_name": "Project", "pipeline": `[{"$group":{"_id":"$owner.email"}}]`}, "invalid_query"},
-		{"bob", map[string]any{"class_name": "_User", "pipeline": `[{"$group":{"_id":"$email"}}]`}, "invalid_query"},
+		{"bob", map[string]any{"class_name": "_User", "pipeline": `[{"$group":{"_id":"$email"}}]`}, "access_denied"},
 		{"bob", map[string]any{"class_name": "Payroll", "field": "amount"}, "permission_denied"},
 	} {
 		c := cs

@@ -319,11 +319,11 @@ func attackTable() []attack {
 		// ---- protected fields ---------------------------------------------
 		// Naming a protected field gets exactly the answer a field that does
 		// not exist gets.
-		{name: "protected/keys", who: asBob, target: "query_class", args: m{"class_name": "_User", "keys": []string{"username", "email"}}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/keys_authData", who: asAnon, target: "query_class", args: m{"class_name": "_User", "keys": []string{"authData"}}, code: "invalid_query", twin: [2]string{"authData", "zzzzzzzz"}},
-		{name: "protected/where", who: asBob, target: "query_class", args: m{"class_name": "_User", "where": m{"email": "alice@example.com"}}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/where_or_exists", who: asBob, target: "count_objects", args: m{"class_name": "_User", "where": m{"$or": []any{m{"username": "x"}, m{"email": m{"$exists": true}}}}}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/order", who: asBob, target: "query_class", args: m{"class_name": "_User", "order": "-email"}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/keys", who: asBob, target: "query_class", args: m{"class_name": "_User", "keys": []string{"username", "email"}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/keys_authData", who: asAnon, target: "query_class", args: m{"class_name": "_User", "keys": []string{"authData"}}, code: "access_denied", twin: [2]string{"authData", "zzzzzzzz"}},
+		{name: "protected/where", who: asBob, target: "query_class", args: m{"class_name": "_User", "where": m{"email": "alice@example.com"}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/where_or_exists", who: asBob, target: "count_objects", args: m{"class_name": "_User", "where": m{"$or": []any{m{"username": "x"}, m{"email": m{"$exists": true}}}}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/order", who: asBob, target: "query_class", args: m{"class_name": "_User", "order": "-email"}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/include_nested", who: asBob, target: "query_class", args: m{"class_name": "Ticket", "where": m{"objectId": "t000000001"}, "include": []string{"project.owner"}},
 			want: func(t *testing.T, out map[string]any) {
 				p := out["results"].([]any)[0].(map[string]any)["project"].(map[string]any)
@@ -345,23 +345,23 @@ func attackTable() []attack {
 					t.Fatalf("owner (-want +got):\n%s", d)
 				}
 			}},
-		{name: "protected/select_key", who: asBob, target: "count_objects", args: m{"class_name": "Ticket", "where": m{"title": sel("_User", "email")}}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/inquery_where", who: asBob, target: "count_objects", args: m{"class_name": "Project", "where": m{"owner": m{"$inQuery": m{"className": "_User", "where": m{"email": m{"$regex": "^alice"}}}}}}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/aggregate_group", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$group":{"_id":null,"e":{"$max":"$email"}}}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/aggregate_project", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$project":{"email":1}}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/aggregate_match", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$match":{"email":{"$regex":"^a"}}},{"$count":"n"}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/aggregate_lookup_foreign", who: asBob, target: "aggregate", args: m{"class_name": "Project", "pipeline": pipeline(`[{"$lookup":{"from":"_User","localField":"name","foreignField":"email","as":"u"}}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/select_key", who: asBob, target: "count_objects", args: m{"class_name": "Ticket", "where": m{"title": sel("_User", "email")}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/inquery_where", who: asBob, target: "count_objects", args: m{"class_name": "Project", "where": m{"owner": m{"$inQuery": m{"className": "_User", "where": m{"email": m{"$regex": "^alice"}}}}}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/aggregate_group", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$group":{"_id":null,"e":{"$max":"$email"}}}]`)}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/aggregate_project", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$project":{"email":1}}]`)}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/aggregate_match", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$match":{"email":{"$regex":"^a"}}},{"$count":"n"}]`)}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/aggregate_lookup_foreign", who: asBob, target: "aggregate", args: m{"class_name": "Project", "pipeline": pipeline(`[{"$lookup":{"from":"_User","localField":"name","foreignField":"email","as":"u"}}]`)}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/aggregate_lookup_path", who: asBob, target: "aggregate", args: m{"class_name": "Project", "pipeline": pipeline(`[{"$lookup":{"from":"_User","localField":"owner","foreignField":"_id","as":"u"}},{"$unwind":"$u"},{"$group":{"_id":"$u.email"}}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/export_columns", who: asBob, target: "export_data", args: m{"class_name": "_User", "columns": []any{"username", m{"field": "email", "as": "E"}}}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/export_pointer_path", who: asBob, target: "export_data", args: m{"class_name": "Ticket", "columns": []string{"title", "project.owner.email"}}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/export_columns", who: asBob, target: "export_data", args: m{"class_name": "_User", "columns": []any{"username", m{"field": "email", "as": "E"}}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/export_pointer_path", who: asBob, target: "export_data", args: m{"class_name": "Ticket", "columns": []string{"title", "project.owner.email"}}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/export_defaults", who: asBob, target: "export_data", args: m{"class_name": "_User"},
 			want: wantJSON(map[string]string{"output": `"objectId,createdAt,updatedAt,emailVerified,username\nuAlice0001,2025-01-01T00:00:00.000Z,2025-01-01T00:00:00.000Z,,alice\nuBob000002,2025-01-02T00:00:00.000Z,2025-01-02T00:00:00.000Z,,bob\n"`})},
 		{name: "protected/export_include_defaults", who: asBob, target: "export_data", args: m{"class_name": "Ticket", "where": m{"objectId": "t000000001"}, "include": []string{"project.owner"}},
 			want: wantJSON(map[string]string{"headers": `["objectId","createdAt","updatedAt","due","priority","project","project.active","project.budget","project.meta","project.name","project.owner","project.owner.emailVerified","project.owner.username","project.tags","status","title"]`})},
-		{name: "protected/distinct", who: asBob, target: "distinct", args: m{"class_name": "_User", "field": "email"}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/group_by", who: asAnon, target: "group_by", args: m{"class_name": "_User", "field": "email"}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/group_by_value_field", who: asBob, target: "group_by", args: m{"class_name": "_User", "field": "username", "operation": "max", "value_field": "email"}, code: "invalid_argument", twin: [2]string{"email", "zzzzz"}},
-		{name: "protected/aggregate_lookup_local", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$lookup":{"from":"Project","localField":"email","foreignField":"name","as":"p"}}]`)}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/distinct", who: asBob, target: "distinct", args: m{"class_name": "_User", "field": "email"}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/group_by", who: asAnon, target: "group_by", args: m{"class_name": "_User", "field": "email"}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/group_by_value_field", who: asBob, target: "group_by", args: m{"class_name": "_User", "field": "username", "operation": "max", "value_field": "email"}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/aggregate_lookup_local", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$lookup":{"from":"Project","localField":"email","foreignField":"name","as":"p"}}]`)}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/prompt_count_by", who: asBob, kind: kindPrompt, target: "count_by", args: map[string]string{"class_name": "_User", "group_by": "email"}, code: errRPC, twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/resource_samples", who: asBob, kind: kindResource, target: "parse://_User/samples", want: wantIDs(bob, alice)},
 		// The owner exemption: bob's own row keeps its email, alice's
@@ -372,7 +372,7 @@ func attackTable() []attack {
 		{name: "protected/get_objects_users", who: asAnon, target: "get_objects", args: m{"class_name": "_User", "ids": []string{alice, bob}},
 			want: wantJSON(map[string]string{"objects": `{"uAlice0001":{"objectId":"uAlice0001","username":"alice","createdAt":"2025-01-01T00:00:00.000Z","updatedAt":"2025-01-01T00:00:00.000Z"},` +
 				`"uBob000002":{"objectId":"uBob000002","username":"bob","createdAt":"2025-01-02T00:00:00.000Z","updatedAt":"2025-01-02T00:00:00.000Z"}}`})},
-		{name: "protected/distinct_where_dry_run", who: asBob, target: "distinct", args: m{"class_name": "_User", "field": "username", "where": m{"email": m{"$regex": "^a"}}, "dry_run": true}, code: "invalid_query", twin: [2]string{"email", "zzzzz"}},
+		{name: "protected/distinct_where_dry_run", who: asBob, target: "distinct", args: m{"class_name": "_User", "field": "username", "where": m{"email": m{"$regex": "^a"}}, "dry_run": true}, code: "access_denied", twin: [2]string{"email", "zzzzz"}},
 		{name: "protected/schema", who: asBob, target: "get_schema", args: m{"class_name": "_User"},
 			want: func(t *testing.T, out map[string]any) {
 				var names []string
@@ -456,17 +456,17 @@ func attackTable() []attack {
 		{name: "clp/resource_samples", who: asAnon, kind: kindResource, target: "parse://Payroll/samples", code: errRPC},
 
 		// ---- session tokens and internal fields ----------------------------
-		{name: "internal/keys_session_token", who: asBob, target: "query_class", args: m{"class_name": "_User", "keys": []string{"sessionToken"}}, code: "invalid_query", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
-		{name: "internal/where_hashed_password", who: asBob, target: "count_objects", args: m{"class_name": "_User", "where": m{"_hashed_password": m{"$exists": true}}}, code: "invalid_query", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
-		{name: "internal/order_hashed_password", who: asAnon, target: "query_class", args: m{"class_name": "_User", "order": "_hashed_password"}, code: "invalid_query", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
-		{name: "internal/aggregate_group", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$group":{"_id":"$_hashed_password"}}]`)}, code: "invalid_query", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
-		{name: "internal/aggregate_project", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$project":{"sessionToken":1}}]`)}, code: "invalid_query", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
-		{name: "internal/export", who: asBob, target: "export_data", args: m{"class_name": "_User", "columns": []string{"_hashed_password"}}, code: "invalid_argument", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
-		{name: "internal/distinct", who: asAnon, target: "distinct", args: m{"class_name": "_User", "field": "sessionToken"}, code: "invalid_argument", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
-		{name: "internal/select_key", who: asBob, target: "count_objects", args: m{"class_name": "Ticket", "where": m{"title": sel("_User", "_email_verify_token")}}, code: "invalid_query", twin: [2]string{"_email_verify_token", "_zzzzzzzzzzzzzzzzzz"}},
-		{name: "internal/rperm", who: asAnon, target: "query_class", args: m{"class_name": "Ticket", "where": m{"_rperm": m{"$in": []string{"*"}}}}, code: "invalid_query", twin: [2]string{"_rperm", "_zzzzz"}},
+		{name: "internal/keys_session_token", who: asBob, target: "query_class", args: m{"class_name": "_User", "keys": []string{"sessionToken"}}, code: "access_denied", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
+		{name: "internal/where_hashed_password", who: asBob, target: "count_objects", args: m{"class_name": "_User", "where": m{"_hashed_password": m{"$exists": true}}}, code: "access_denied", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
+		{name: "internal/order_hashed_password", who: asAnon, target: "query_class", args: m{"class_name": "_User", "order": "_hashed_password"}, code: "access_denied", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
+		{name: "internal/aggregate_group", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$group":{"_id":"$_hashed_password"}}]`)}, code: "access_denied", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
+		{name: "internal/aggregate_project", who: asBob, target: "aggregate", args: m{"class_name": "_User", "pipeline": pipeline(`[{"$project":{"sessionToken":1}}]`)}, code: "access_denied", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
+		{name: "internal/export", who: asBob, target: "export_data", args: m{"class_name": "_User", "columns": []string{"_hashed_password"}}, code: "access_denied", twin: [2]string{"_hashed_password", "_zzzzzzzzzzzzzzz"}},
+		{name: "internal/distinct", who: asAnon, target: "distinct", args: m{"class_name": "_User", "field": "sessionToken"}, code: "access_denied", twin: [2]string{"sessionToken", "zzzzzzzzzzzz"}},
+		{name: "internal/select_key", who: asBob, target: "count_objects", args: m{"class_name": "Ticket", "where": m{"title": sel("_User", "_email_verify_token")}}, code: "access_denied", twin: [2]string{"_email_verify_token", "_zzzzzzzzzzzzzzzzzz"}},
+		{name: "internal/rperm", who: asAnon, target: "query_class", args: m{"class_name": "Ticket", "where": m{"_rperm": m{"$in": []string{"*"}}}}, code: "access_denied", twin: [2]string{"_rperm", "_zzzzz"}},
 		{name: "internal/acl_where", who: asBob, target: "count_objects", args: m{"class_name": "Ticket", "where": m{"ACL": m{"$exists": false}}}, code: "invalid_query"},
 		{name: "internal/acl_group_by", who: asBob, target: "group_by", args: m{"class_name": "Ticket", "field": "ACL"}, code: "invalid_argument"},
-		{name: "internal/acl_aggregate", who: asBob, target: "aggregate", args: m{"class_name": "Ticket", "pipeline": pipeline(`[{"$group":{"_id":"$_rperm","n":{"$sum":1}}}]`)}, code: "invalid_query", twin: [2]string{"_rperm", "_zzzzz"}},
+		{name: "internal/acl_aggregate", who: asBob, target: "aggregate", args: m{"class_name": "Ticket", "pipeline": pipeline(`[{"$group":{"_id":"$_rperm","n":{"$sum":1}}}]`)}, code: "access_denied", twin: [2]string{"_rperm", "_zzzzz"}},
 	}
 }

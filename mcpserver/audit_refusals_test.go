@@ -116,6 +116,8 @@ func TestAuditEveryRefusal(t *testing.T) {
 		{"broken", "query_class", map[string]any{"class_name": "Ticket", "where": secret("broken")}, []want{{"query_class", "unavailable", "rate_limiter"}}},
 		{"panic", "panic_test", secret("panic"), []want{{"panic_test", "internal_error", ""}}},
 		{"big", "big_test", secret("big"), []want{{"big_test", "too_large", ""}}},
+		{"fields", "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, []want{{"query_class", "access_denied", "field_denied"}}},
+		{"storage", "aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$_p_project"}}}}, []want{{"aggregate", "access_denied", "storage_form_field_ref"}}},
 		{"limited", "count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"title": "SECRET-limited"}}, []want{{"count_objects", "", ""}, {"count_objects", "rate_limited", ""}}},
 	}
 	for _, tc := range cases {

@@ -45,7 +45,7 @@ func TestSubqueryGovernance(t *testing.T) {
 	}
 	// Protected fields of the inner class cannot be selected or filtered on.
 	fails(t, bobCS, "count_objects", map[string]any{"class_name": "Project", "where": map[string]any{
-		"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_query")
+		"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "access_denied")
 	// Relations: members of Apollo, and projects with bob as a member.
 	out = ok(t, masterCS, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{
 		"$relatedTo": map[string]any{"object": map[string]any{"__type": "Pointer", "className": "Project", "objectId": "pApollo001"}, "key": "members"}}})

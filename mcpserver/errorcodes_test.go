@@ -22,7 +22,7 @@ func TestGuideErrorCodes(t *testing.T) {
 	refused(t, cs, "export_data", map[string]any{"class_name": "Ticket"}, "tool_filtered", "tool_filtered", "tool export_data is not available to this agent")
 	refused(t, cs, "create_object", map[string]any{"class_name": "Ticket", "object": map[string]any{"title": "x"}}, "access_denied", "env_gate",
 		"tool create_object is disabled by the operator. Required: PARSEMCP_ALLOW_WRITE_TOOLS=true AND PARSEMCP_ALLOW_RAW_CRUD=true. Prefer declaring a method on the class in the policy file: an intent-based write needs only PARSEMCP_ALLOW_WRITE_TOOLS.")
-	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_query", "", `where.nope: unknown field "nope" on class Ticket`)
+	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "access_denied", "field_denied", `where.nope: "nope" is not a field of Ticket this agent can use; its fields: due, priority, project, status, title, objectId, createdAt, updatedAt`)
 	refused(t, cs, "query_class", map[string]any{"class_name": "Ticket", "limit": 0}, "invalid_argument", "", `argument "limit" must be between 1 and 1000, got 0`)
 	refused(t, cs, "get_object", map[string]any{"class_name": "Ticket", "object_id": "t000000005"}, "not_found", "object_not_found", "Object not found: Ticket#t000000005")
 

@@ -415,17 +415,17 @@ uBob000002,2025-01-02T00:00:00.000Z,2025-01-02T00:00:00.000Z,,bob
 	if strings.Contains(out, "example.com") || res["row_count"] != 2.0 {
 		t.Fatalf("protected email exported: %v", res)
 	}
-	msg := fails(t, bobCS, "export_data", map[string]any{"class_name": "_User", "columns": []any{"username", "email"}}, "invalid_argument")
-	if msg["error"] != `columns[1] "email": unknown field "email" on class _User` {
+	msg := fails(t, bobCS, "export_data", map[string]any{"class_name": "_User", "columns": []any{"username", "email"}}, "access_denied")
+	if msg["error"] != `columns[1]: "email" is not a field of _User this agent can use; its fields: emailVerified, username, objectId, createdAt, updatedAt` {
 		t.Fatalf("message %q", msg["error"])
 	}
-	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "columns": []any{"owner.email"}}, "invalid_argument")
-	fails(t, bobCS, "export_data", map[string]any{"class_name": "Ticket", "columns": []any{"project.owner.email"}}, "invalid_argument")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "columns": []any{"owner.email"}}, "access_denied")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Ticket", "columns": []any{"project.owner.email"}}, "access_denied")
 	out, _ = exportOut(t, bobCS, map[string]any{"class_name": "Ticket", "include": "project.owner", "where": map[string]any{"objectId": "t000000003"}})
 	sameText(t, "bob's nested include", `objectId,createdAt,updatedAt,due,priority,project,project.active,project.budget,project.meta,project.name,project.owner,project.owner.emailVerified,project.owner.username,project.tags,status,title
 t000000003,2025-05-03T00:00:00.000Z,2025-05-03T00:00:00.000Z,,2,pBorealis2,false,250,"{""plan"":""free""}",Borealis,uBob000002,,bob,"[""arctic""]",open,Ice survey
 `, out)
-	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "where": map[string]any{"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "invalid_query")
+	fails(t, bobCS, "export_data", map[string]any{"class_name": "Project", "where": map[string]any{"owner": map[string]any{"$inQuery": map[string]any{"className": "_User", "where": map[string]any{"email": "alice@example.com"}}}}}, "access_denied")
 	// Class-level permissions and hidden classes.
 	fails(t, bobCS, "export_data", map[string]any{"class_name": "Payroll"}, "permission_denied")
 	fails(t, bobCS, "export_data", map[string]any{"class_name": "_Session"}, "access_denied")
@@ -486,10 +486,10 @@ func TestExportBadInput(t *testing.T) {
 	}{
 		{map[string]any{}, "invalid_argument", `argument "class_name" is required`},
 		{map[string]any{"class_name": "Nope"}, "access_denied", `class "Nope" was not found (or is not accessible to this agent)`},
-		{map[string]any{"class_name": "Ticket", "columns": []any{"title", "nope"}}, "invalid_argument", `columns[1] "nope": unknown field "nope" on class Ticket`},
-		{map[string]any{"class_name": "Ticket", "keys": []any{"nope"}}, "invalid_argument", `keys[0] "nope": unknown field "nope" on class Ticket`},
-		{map[string]any{"class_name": "Ticket", "columns": []any{"project.nope"}}, "invalid_argument", `columns[0] "project.nope": unknown field "nope" on class Project (the target of "project")`},
-		{map[string]any{"class_name": "Ticket", "columns": []any{"project.owner.nope"}}, "invalid_argument", `columns[0] "project.owner.nope": unknown field "nope" on class _User (the target of "project.owner")`},
+		{map[string]any{"class_name": "Ticket", "columns": []any{"title", "nope"}}, "access_denied", `columns[1]: "nope" is not a field of Ticket this agent can use; its fields: due, priority, project, status, title, objectId, createdAt, updatedAt`},
+		{map[string]any{"class_name": "Ticket", "keys": []any{"nope"}}, "access_denied", `keys[0]: "nope" is not a field of Ticket this agent can use; its fields: due, priority, project, status, title, objectId, createdAt, updatedAt`},
+		{map[string]any{"class_name": "Ticket", "columns": []any{"project.nope"}}, "access_denied", `~columns[0]: "nope" is not a field of Project this agent can use`},
+		{map[string]any{"class_name": "Ticket", "columns": []any{"project.owner.nope"}}, "access_denied", `~columns[0]: "nope" is not a field of _User this agent can use`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"project.owner.username.x"}}, "invalid_argument", `columns[0] "project.owner.username.x": "username" is a String field: dotted paths reach into Pointer and Object fields`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"project.members"}}, "invalid_argument", `~Relation field "members" of Project has no value in the row`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"title.x"}}, "invalid_argument", `columns[0] "title.x": "title" is a String field: dotted paths reach into Pointer and Object fields`},
@@ -511,12 +511,12 @@ func TestExportBadInput(t *testing.T) {
 		{map[string]any{"class_name": "Ticket", "limit": 10001}, "invalid_argument", `argument "limit" must be between 1 and 10000, got 10001`},
 		{map[string]any{"class_name": "Ticket", "limit": -5}, "invalid_argument", `argument "limit" must be between 1 and 10000, got -5`},
 		{map[string]any{"class_name": "Ticket", "skip": -1}, "invalid_argument", `~"skip"`},
-		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "invalid_query", `where.nope: unknown field "nope" on class Ticket`},
+		{map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, "access_denied", `where.nope: "nope" is not a field of Ticket this agent can use; its fields: due, priority, project, status, title, objectId, createdAt, updatedAt`},
 		{map[string]any{"class_name": "Ticket", "where": "{oops"}, "invalid_argument", `~where`},
-		{map[string]any{"class_name": "Ticket", "order": "-nope"}, "invalid_query", `~unknown field "nope"`},
+		{map[string]any{"class_name": "Ticket", "order": "-nope"}, "access_denied", `~order: "nope" is not a field of Ticket`},
 		{map[string]any{"class_name": "Ticket", "include": []any{"title"}}, "invalid_argument", `~only Pointer fields`},
-		{map[string]any{"class_name": "Ticket", "include": []any{"nope"}}, "invalid_argument", `~unknown field`},
-		{map[string]any{"class_name": "Ticket", "include": []any{"project.nope"}}, "invalid_query", `~"nope": unknown field on class Project`},
+		{map[string]any{"class_name": "Ticket", "include": []any{"nope"}}, "access_denied", `~include: "nope" is not a field of Ticket`},
+		{map[string]any{"class_name": "Ticket", "include": []any{"project.nope"}}, "access_denied", `~include: "nope" is not a field of Project`},
 		{map[string]any{"class_name": "Ticket", "columns": []any{"title"}, "include": []any{"project.owner.a.b"}}, "invalid_query", `~at most 3 pointers deep`},
 		{map[string]any{"class_name": "Ticket", "row_cap": 5}, "invalid_argument", `unknown argument "row_cap"`},
 	} {

@@ -89,9 +89,9 @@ func TestInstallationsReadable(t *testing.T) {
 		{"class_name": "_Installation", "where": map[string]any{"deviceToken": map[string]any{"$exists": true}}},
 		{"class_name": "_Installation", "order": "deviceToken"},
 	} {
-		fails(t, m, "query_class", probe, "invalid_query")
+		fails(t, m, "query_class", probe, "access_denied")
 	}
-	fails(t, m, "aggregate", map[string]any{"class_name": "_Installation", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$deviceToken"}}}}, "invalid_query")
+	fails(t, m, "aggregate", map[string]any{"class_name": "_Installation", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$deviceToken"}}}}, "access_denied")
 	for tool, args := range map[string]map[string]any{
 		"query_class":        {"class_name": "_Installation"},
 		"get_object":         {"class_name": "_Installation", "object_id": "iAlice0001"},

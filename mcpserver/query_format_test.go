@@ -61,7 +61,7 @@ func TestQueryClassFormatGoverned(t *testing.T) {
 	if !strings.HasPrefix(out, "objectId,createdAt,updatedAt,emailVerified,username\n") || res["row_count"] != 2.0 {
 		t.Fatalf("bob's users: %v", res)
 	}
-	msg := fails(t, bobCS, "query_class", map[string]any{"class_name": "_User", "keys": []string{"username", "email"}, "format": "csv"}, "invalid_argument")
+	msg := fails(t, bobCS, "query_class", map[string]any{"class_name": "_User", "keys": []string{"username", "email"}, "format": "csv"}, "access_denied")
 	if !strings.Contains(msg["error"].(string), `"email"`) {
 		t.Fatalf("message %q", msg["error"])
 	}

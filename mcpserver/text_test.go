@@ -39,9 +39,9 @@ func TestTextSearchGoverned(t *testing.T) {
 
 			// _User.email is protected from other users: searching it reads
 			// as searching a field that does not exist.
-			protected := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": textSearch("example")}}, "invalid_query")["error"].(string)
-			plain := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "x"}}, "invalid_query")["error"].(string)
-			missing := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"emale": textSearch("example")}}, "invalid_query")["error"].(string)
+			protected := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": textSearch("example")}}, "access_denied")["error"].(string)
+			plain := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"email": "x"}}, "access_denied")["error"].(string)
+			missing := fails(t, alice, "query_class", map[string]any{"class_name": "_User", "where": map[string]any{"emale": textSearch("example")}}, "access_denied")["error"].(string)
 			if protected != plain || protected != strings.ReplaceAll(missing, "emale", "email") {
 				t.Errorf("a $text on a protected field reads otherwise than an unknown one:\n %q\n %q\n %q", protected, plain, missing)
 			}

@@ -136,6 +136,10 @@ func (Regex) isExpr()  {}
 type Error struct {
 	Path string
 	Msg  string
+	// Denied is set when the query names a field its class's schema (the
+	// agent's view) lacks: a refusal rather than a malformed query
+	// (DenyField).
+	Denied *FieldDenial
 }
 
 func (e *Error) Error() string {

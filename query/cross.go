@@ -22,7 +22,7 @@ func (p *whereParser) sub(class, at string) (*whereParser, parse.Schema, error) 
 	if err != nil {
 		return nil, parse.Schema{}, errAt(at, "%v", err)
 	}
-	return &whereParser{schema: s, lookup: p.lookup, branches: p.branches}, s, nil
+	return &whereParser{schema: s, lookup: p.lookup, branches: p.branches, view: p.view}, s, nil
 }
 
 // subQuery parses {"className": C, "where": {...}} into a Query on C.
@@ -85,7 +85,10 @@ func (p *whereParser) selectQuery(path Path, not bool, v any, at string) (Expr, 
 	key, _ := m["key"].(string)
 	kf, ok := s.Fields[key]
 	if !ok {
-		return nil, errAt(at+".key", "unknown field %q on class %s", key, s.ClassName)
+		if key == "" {
+			return nil, errAt(at+".key", "needs key: the field of %s to compare with", s.ClassName)
+		}
+		return nil, p.missing(s, key, at+".key")
 	}
 	comparable := func(t parse.FieldType) bool {
 		switch t {
@@ -115,7 +118,10 @@ func (p *whereParser) relatedTo(v any, at string, depth int) (Expr, error) {
 	}
 	key, _ := m["key"].(string)
 	f, ok := s.Fields[key]
-	if !ok || f.Type != parse.TypeRelation {
+	if !ok && key != "" {
+		return nil, p.missing(s, key, at+".key")
+	}
+	if f.Type != parse.TypeRelation {
 		return nil, errAt(at+".key", "%q is not a Relation field of %s", key, s.ClassName)
 	}
 	if f.TargetClass != p.schema.ClassName {

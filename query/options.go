@@ -9,7 +9,8 @@ import (
 
 // The options of a find beside its where: the order and the keys.
 
-// ParseOrder parses Parse's order string ("-createdAt,title") against s.
+// ParseOrder parses Parse's order string ("-createdAt,title") against s,
+// the agent's view of the class (a field it lacks is a DenyField).
 func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 	var keys []OrderKey
 	for _, part := range strings.Split(order, ",") {
@@ -25,9 +26,12 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		if strings.HasPrefix(part, "-") {
 			k = OrderKey{Field: part[1:], Desc: true}
 		}
+		if strings.HasPrefix(k.Field, "$") {
+			return nil, notAField("order", k.Field)
+		}
 		if strings.Contains(k.Field, ".") {
 			// A path into an Object field, as Parse Server sorts by it.
-			path, err := (&whereParser{schema: s}).resolve(k.Field, "order")
+			path, err := (&whereParser{schema: s, view: true}).resolve(k.Field, "order")
 			if err != nil {
 				return nil, err
 			}
@@ -37,7 +41,7 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 		}
 		f, ok := s.Fields[k.Field]
 		if !ok {
-			return nil, errAt("order", "unknown field %q on class %s", k.Field, s.ClassName)
+			return nil, DenyField(s, k.Field, "order", "")
 		}
 		switch f.Type {
 		case parse.TypeRelation, parse.TypeACL, parse.TypeObject, parse.TypeArray, parse.TypeGeoPoint, parse.TypePolygon, parse.TypeBytes:
@@ -48,7 +52,8 @@ func ParseOrder(s parse.Schema, order string) ([]OrderKey, error) {
 	return keys, nil
 }
 
-// ParseKeys validates a keys projection. A dotted key ("owner.name")
+// ParseKeys validates a keys projection against s, the agent's view of
+// the class (a field it lacks is a DenyField). A dotted key ("owner.name")
 // selects its first segment, which must be a Pointer (the rest applies to
 // the included object) or an Object.
 func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
@@ -65,10 +70,13 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 			out = append(out, k)
 			continue
 		}
+		if strings.HasPrefix(k, "$") {
+			return nil, notAField("keys", k)
+		}
 		head, _, dotted := strings.Cut(k, ".")
 		f, ok := s.Fields[head]
 		if !ok {
-			return nil, errAt("keys", "unknown field %q on class %s", head, s.ClassName)
+			return nil, DenyField(s, head, "keys", "")
 		}
 		if dotted && f.Type != parse.TypePointer && f.Type != parse.TypeObject {
 			return nil, errAt("keys", "%q: dotted keys reach into Pointer or Object fields; %q is %s", k, head, f.Type)
@@ -76,6 +84,12 @@ func ParseKeys(s parse.Schema, keys []string) ([]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// notAField refuses a "$name" in order or keys other than $score: no
+// field is named so, so it is a mistake in the query, not a field denial.
+func notAField(at, name string) error {
+	return errAt(at, "%q is not a field name; of the names starting with $ only %s (the text search rank) may be named here", name, ScoreKey)
 }
 
 // StableOrder is keys with objectId appended as the final tie-breaker,

@@ -18,9 +18,9 @@ import (
 // Conventions (Parse Server's, on MongoDB and PostgreSQL):
 //   - `_id` and `objectId` both name the objectId; `$group`'s `_id` comes
 //     out as `objectId`.
-//   - a pointer field may be named "$owner" or, in Mongo's storage form,
-//     "$_p_owner"; inside `$group` (keys and accumulators) a pointer is its
-//     bare objectId.
+//   - a pointer field is named "$owner"; inside `$group` (keys and
+//     accumulators) a pointer is its bare objectId. Mongo's storage form
+//     "$_p_owner" is refused (DenyField suggests "$owner").
 //   - a null value (and a null accumulator result) is omitted from a
 //     result row, except `$group`'s objectId, which is null for the null
 //     group.
@@ -286,15 +286,17 @@ const supportedStages = "$match, $group, $sort, $limit, $skip, $project, $addFie
 	"$replaceRoot ($replaceWith), $bucket, $bucketAuto, $facet, $unionWith, $graphLookup"
 
 // ParsePipeline parses stages (the JSON array of a MongoDB pipeline, as
-// decoded by encoding/json) against the class schema s. resolve returns the
-// schema of a class named by $lookup.from (the governed scope passes its
-// own, so invisible classes and protected fields stay out). Errors are
-// *Error with a Path like "pipeline[2].$group.total.$sum".
+// decoded by encoding/json) against the class schema s, the agent's view
+// of the class. resolve returns the schema of a class named by
+// $lookup.from (the governed scope passes its own, so invisible classes
+// and protected fields stay out). Errors are *Error with a Path like
+// "pipeline[2].$group.total.$sum"; a field of the class the view lacks is
+// a DenyField, as Parser.View makes it in a where.
 //
 // A $sort with several keys needs its keys' order, which a Go map does not
 // keep: decode with ParsePipelineJSON instead, or use one key per $sort.
 func ParsePipeline(s parse.Schema, resolve func(class string) (parse.Schema, error), stages []any) (*Pipeline, error) {
-	p := &pipeParser{schema: s, resolve: resolve, shape: ClassFields(s), base: true, total: new(int)}
+	p := &pipeParser{schema: s, resolve: resolve, shape: ClassFields(s), base: true, classRows: true, total: new(int)}
 	return p.pipeline(stages, "pipeline")
 }
 
@@ -387,9 +389,14 @@ type pipeParser struct {
 	resolve func(string) (parse.Schema, error)
 	shape   []Field
 	base    bool // shape is still the class's own fields
-	total   *int // stages parsed so far, sub-pipelines included
-	nested  int  // sub-pipelines this parser is inside
-	inFacet bool // parsing a $facet's sub-pipeline
+	// classRows: the rows still carry every field of the class the agent
+	// sees (no stage has dropped or replaced them), so a name they lack
+	// is a field of the class the agent cannot use (DenyField), not one
+	// a stage did not produce.
+	classRows bool
+	total     *int // stages parsed so far, sub-pipelines included
+	nested    int  // sub-pipelines this parser is inside
+	inFacet   bool // parsing a $facet's sub-pipeline
 }
 
 func (p *pipeParser) field(name string) (Field, bool) {
@@ -415,8 +422,12 @@ func (p *pipeParser) fieldNames() string {
 	return strings.Join(names, ", ")
 }
 
-func (p *pipeParser) unknownField(name, at string) error {
-	if p.base {
+// unknownField is the error for the name the rows lack (prefix as in
+// DenyField): a field denial while the rows are the class's, or for a
+// storage-form name; otherwise a query-shape error listing what the rows
+// have.
+func (p *pipeParser) unknownField(name, at, prefix string) error {
+	if p.classRows {
 		if f, ok := p.schema.Fields[name]; ok {
 			switch f.Type {
 			case parse.TypeRelation:
@@ -425,6 +436,12 @@ func (p *pipeParser) unknownField(name, at string) error {
 				return errAt(at, "the ACL field cannot be used in a pipeline")
 			}
 		}
+	}
+	switch {
+	case p.classRows:
+		return DenyField(p.schema, name, at, prefix)
+	case strings.HasPrefix(name, storagePrefix):
+		return DenyField(whereSchema(p.schema.ClassName, p.shape), name, at, prefix)
 	}
 	return errAt(at, "unknown field %q (the rows here have: %s)", name, p.fieldNames())
 }
@@ -485,15 +502,14 @@ func (p *pipeParser) stage(name string, arg any, at string) ([]Stage, error) {
 	return []Stage{st}, nil
 }
 
-// pointerKey maps Mongo's storage name of a pointer field ("_p_owner")
-// to the field, so {"$project": {"_p_owner": 1}} keeps "owner".
-func (p *pipeParser) pointerKey(k string) string {
-	if strings.HasPrefix(k, "_p_") {
-		if f, ok := p.field(k[3:]); ok && f.Type.Kind == parse.TypePointer {
-			return k[3:]
-		}
+// keyName validates a key of $project, $addFields, $unset or $group that
+// names a field (outName); a storage-form name is refused as a field
+// reference is.
+func (p *pipeParser) keyName(k, at string) (string, error) {
+	if strings.HasPrefix(k, storagePrefix) {
+		return "", p.unknownField(k, at, "")
 	}
-	return k
+	return outName(k, at)
 }
 
 // outName validates an output field name; "_id" names objectId.

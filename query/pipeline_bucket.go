@@ -183,6 +183,7 @@ func (p *pipeParser) bucket(arg any, at string) (Stage, error) {
 	g := &GroupStage{Key: &Operand{Bucket: key, Arg: &arg0, Type: kt}, Accumulators: accs}
 	g.fields = append([]Field{{Name: parse.FieldObjectID, Type: kt, KeepNull: true}}, out...)
 	p.base = false
+	p.classRows = false
 	return &BucketStage{stageOut: g.stageOut, Group: g}, nil
 }
 
@@ -248,5 +249,6 @@ func (p *pipeParser) bucketAuto(arg any, at string) (Stage, error) {
 	idType := Type{Kind: parse.TypeObject, Fields: []Field{{Name: "min", Type: kt, KeepNull: true}, {Name: "max", Type: kt, KeepNull: true}}}
 	g.fields = append([]Field{{Name: parse.FieldObjectID, Type: idType}}, out...)
 	p.base = false
+	p.classRows = false
 	return &BucketAutoStage{stageOut: g.stageOut, By: by, N: int(f), Group: g}, nil
 }

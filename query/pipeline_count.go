@@ -28,5 +28,6 @@ func (p *pipeParser) count(arg any, at string) (Stage, error) {
 	st := &CountStage{Field: name}
 	st.fields = []Field{{Name: name, Type: Type{Kind: parse.TypeNumber}}}
 	p.base = false
+	p.classRows = false
 	return st, nil
 }

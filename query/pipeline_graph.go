@@ -2,7 +2,6 @@ package query
 
 import (
 	"maps"
-	"strings"
 
 	"github.com/parsemcp/parsemcp/parse"
 )
@@ -93,7 +92,7 @@ func (p *pipeParser) graphLookup(arg any, at string) (Stage, error) {
 	if kind == "" {
 		return nil, errAt(at+".startWith", "%s is a %s value; $graphLookup starts from an objectId, a String, a Pointer or a Number (to start from each element of an Array, $unwind it first)", describeOperand(st.Start), st.Start.Type.Kind)
 	}
-	fp, err := p.child(fs, ClassFields(fs), true, at)
+	fp, err := p.child(fs, ClassFields(fs), true, true, at)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +101,7 @@ func (p *pipeParser) graphLookup(arg any, at string) (Stage, error) {
 		if err != nil {
 			return "", err
 		}
-		op, err := fp.ref("$"+strings.TrimPrefix(s, "$"), at+"."+k)
+		op, err := fp.keyRef(s, at+"."+k)
 		if err != nil {
 			return "", err
 		}

@@ -104,7 +104,7 @@ func (p *pipeParser) group(arg any, at string) (Stage, error) {
 		if name == parse.FieldObjectID {
 			return nil, errAt(fat, "objectId is the group key (_id); name the field otherwise")
 		}
-		if _, err := outName(name, fat); err != nil {
+		if _, err := p.keyName(name, fat); err != nil {
 			return nil, err
 		}
 		acc, err := p.accumulator(name, m[name], fat)
@@ -116,6 +116,7 @@ func (p *pipeParser) group(arg any, at string) (Stage, error) {
 	}
 	st.fields = out
 	p.base = false
+	p.classRows = false
 	return st, nil
 }
 
@@ -203,5 +204,6 @@ func (p *pipeParser) sortByCount(arg any, at string) ([]Stage, error) {
 	s := &SortStage{Keys: []SortKey{{Field: "count", Type: num, Desc: true}}}
 	s.fields = g.fields
 	p.base = false
+	p.classRows = false
 	return []Stage{g, s}, nil
 }

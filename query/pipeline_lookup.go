@@ -67,7 +67,7 @@ func (p *pipeParser) lookup(arg any, at string) (Stage, error) {
 		return nil, err
 	}
 	st := &LookupStage{From: fs}
-	lop, err := p.ref("$"+strings.TrimPrefix(local, "$"), at+".localField")
+	lop, err := p.keyRef(local, at+".localField")
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +86,15 @@ func (p *pipeParser) lookup(arg any, at string) (Stage, error) {
 			return nil, errAt(at+".localField", "%q points to %s, not %s", local, lop.Type.Target, from)
 		}
 	default:
-		if strings.HasPrefix(ff, "_p_") {
-			ff = ff[3:]
-		}
 		f, ok := fs.Fields[ff]
-		if !ok || (f.Type != parse.TypePointer && f.Type != parse.TypeString) {
+		if !ok {
+			prefix := ""
+			if ff != foreign {
+				prefix = "$"
+			}
+			return nil, DenyField(fs, ff, at+".foreignField", prefix)
+		}
+		if f.Type != parse.TypePointer && f.Type != parse.TypeString {
 			return nil, errAt(at+".foreignField", "foreignField is _id (objectId) or a Pointer or String field of %s; %q is not", from, foreign)
 		}
 		if f.Type == parse.TypePointer && lop.Type.Kind == parse.TypePointer && f.TargetClass != lop.Type.Target {

@@ -24,11 +24,13 @@ func (p *pipeParser) match(arg any, at string) (Stage, error) {
 		return nil, errAt(at, "takes a where-constraint object, got %s", describeAny(arg))
 	}
 	m := p.matchKeys(plain(arg).(map[string]any), 0)
+	pr := Parser{Resolve: p.resolve, View: true}
 	sch := p.schema
 	if !p.base {
 		sch = whereSchema(p.schema.ClassName, p.shape)
+		pr.unknown = func(field, at string) error { return p.unknownField(field, at, "") }
 	}
-	e, err := Parser{Resolve: p.resolve}.Where(sch, m)
+	e, err := pr.Where(sch, m)
 	if err != nil {
 		return nil, rebase(err, at)
 	}
@@ -50,13 +52,12 @@ func rebase(err error, at string) error {
 		} else if path == "" {
 			path = at
 		}
-		return &Error{Path: path, Msg: qe.Msg}
+		return &Error{Path: path, Msg: qe.Msg, Denied: qe.Denied}
 	}
 	return errAt(at, "%v", err)
 }
 
-// matchKeys rewrites `_id` to objectId and `_p_<pointer>` to the pointer
-// field (with "Class$id" values reduced to the id).
+// matchKeys rewrites `_id` to objectId.
 func (p *pipeParser) matchKeys(m map[string]any, depth int) map[string]any {
 	out := make(map[string]any, len(m))
 	keys := make([]string, 0, len(m))
@@ -81,14 +82,8 @@ func (p *pipeParser) matchKeys(m map[string]any, depth int) map[string]any {
 			}
 		default:
 			head, rest, dotted := strings.Cut(k, ".")
-			switch {
-			case head == "_id":
+			if head == "_id" {
 				head = parse.FieldObjectID
-			case strings.HasPrefix(head, "_p_"):
-				if f, ok := p.field(head[3:]); ok && f.Type.Kind == parse.TypePointer {
-					head = head[3:]
-					v = stripPointerPrefix(v, f.Type.Target)
-				}
 			}
 			k = head
 			if dotted {
@@ -108,33 +103,6 @@ func (p *pipeParser) matchKeys(m map[string]any, depth int) map[string]any {
 func asSlice(v any) []any {
 	a, _ := v.([]any)
 	return a
-}
-
-// stripPointerPrefix reduces Mongo's "Class$objectId" pointer strings.
-func stripPointerPrefix(v any, target string) any {
-	switch x := v.(type) {
-	case string:
-		if cls, id, ok := strings.Cut(x, "$"); ok && cls == target {
-			return id
-		}
-		return x
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = stripPointerPrefix(e, target)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			if strings.HasPrefix(k, "$") {
-				e = stripPointerPrefix(e, target)
-			}
-			out[k] = e
-		}
-		return out
-	}
-	return v
 }
 
 // whereSchema is the schema a where-constraint is checked against after

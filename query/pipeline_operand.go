@@ -32,9 +32,24 @@ type Operand struct {
 	Type   Type
 }
 
-// ref resolves a field reference ("$status", "$_id.y", "$_p_owner").
+// ref resolves a field reference ("$status", "$_id.y").
 func (p *pipeParser) ref(s, at string) (Operand, error) {
-	name := strings.TrimPrefix(s, "$")
+	return p.named(strings.TrimPrefix(s, "$"), s, at, "$")
+}
+
+// keyRef resolves a field named as a key ("owner"), or as a reference
+// ("$owner"): $lookup's localField, $graphLookup's connect fields.
+func (p *pipeParser) keyRef(k, at string) (Operand, error) {
+	if strings.HasPrefix(k, "$") {
+		return p.ref(k, at)
+	}
+	return p.named(k, "$"+k, at, "")
+}
+
+// named resolves the field name, written s ("$name") in messages; prefix
+// is what preceded the name where it was given ("$" for a reference, ""
+// for a key).
+func (p *pipeParser) named(name, s, at, prefix string) (Operand, error) {
 	if strings.HasPrefix(name, "$") {
 		return Operand{}, errAt(at, "variables (%s) are not supported; reference a field as \"$name\"", s)
 	}
@@ -42,19 +57,12 @@ func (p *pipeParser) ref(s, at string) (Operand, error) {
 		return Operand{}, errAt(at, "empty field reference %q", s)
 	}
 	head, rest, dotted := strings.Cut(name, ".")
-	switch {
-	case head == "_id":
+	if head == "_id" {
 		head = parse.FieldObjectID
-	case strings.HasPrefix(head, "_p_"):
-		f, ok := p.field(head[3:])
-		if !ok || f.Type.Kind != parse.TypePointer {
-			return Operand{}, errAt(at, "%q is Mongo's storage name of a pointer field, but %q is not a Pointer field here", head, head[3:])
-		}
-		head = head[3:]
 	}
 	f, ok := p.field(head)
 	if !ok {
-		return Operand{}, p.unknownField(head, at)
+		return Operand{}, p.unknownField(head, at, prefix)
 	}
 	op := Operand{Ref: head, Type: f.Type}
 	if !dotted {

@@ -46,7 +46,7 @@ func (p *pipeParser) project(arg any, at string) (Stage, error) {
 	seen := map[string]bool{}
 	for _, k := range keys {
 		kat := at + "." + k
-		name, err := outName(p.pointerKey(k), kat)
+		name, err := p.keyName(k, kat)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func (p *pipeParser) project(arg any, at string) (Stage, error) {
 					idExcluded = true
 					continue
 				}
-				return nil, p.unknownField(name, kat)
+				return nil, p.unknownField(name, kat, "")
 			}
 		}
 		switch {
@@ -132,6 +132,7 @@ func (p *pipeParser) project(arg any, at string) (Stage, error) {
 	st := &ProjectStage{Op: "$project", Fields: fields}
 	st.fields = projectOut(fields)
 	p.base = false
+	p.classRows = false
 	return st, nil
 }
 
@@ -171,7 +172,7 @@ func (p *pipeParser) addFields(op string, arg any, at string) (Stage, error) {
 	}
 	for _, k := range keys {
 		kat := at + "." + k
-		name, err := outName(k, kat)
+		name, err := p.keyName(k, kat)
 		if err != nil {
 			return nil, err
 		}
@@ -223,12 +224,12 @@ func (p *pipeParser) unset(arg any, at string) (Stage, error) {
 		if _, isArr := arg.([]any); isArr {
 			nat = fmt.Sprintf("%s[%d]", at, i)
 		}
-		name, err := outName(p.pointerKey(n), nat)
+		name, err := p.keyName(n, nat)
 		if err != nil {
 			return nil, err
 		}
 		if _, ok := p.field(name); !ok {
-			return nil, p.unknownField(name, nat)
+			return nil, p.unknownField(name, nat, "")
 		}
 		drop[name] = true
 	}
@@ -241,5 +242,6 @@ func (p *pipeParser) unset(arg any, at string) (Stage, error) {
 	st := &ProjectStage{Op: "$unset", Fields: fields}
 	st.fields = projectOut(fields)
 	p.base = false
+	p.classRows = false
 	return st, nil
 }

@@ -85,5 +85,6 @@ func (p *pipeParser) replaceRoot(op string, arg any, at string) (Stage, error) {
 	}
 	st.fields = projectOut(st.Fields)
 	p.base = false
+	p.classRows = false
 	return st, nil
 }

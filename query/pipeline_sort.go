@@ -47,7 +47,7 @@ func (p *pipeParser) sort(arg any, at string) (Stage, error) {
 		default:
 			return nil, errAt(kat, "sort direction is 1 or -1, got %s", describeAny(v))
 		}
-		op, err := p.ref("$"+k, kat)
+		op, err := p.named(k, "$"+k, kat, "")
 		if err != nil {
 			return nil, err
 		}

@@ -45,11 +45,11 @@ func (FacetStage) Name() string     { return "$facet" }
 func (UnionWithStage) Name() string { return "$unionWith" }
 
 // child returns a parser for a sub-pipeline on rows of shape from class s.
-func (p *pipeParser) child(s parse.Schema, shape []Field, base bool, at string) (*pipeParser, error) {
+func (p *pipeParser) child(s parse.Schema, shape []Field, base, classRows bool, at string) (*pipeParser, error) {
 	if p.nested >= maxNesting {
 		return nil, errAt(at, "sub-pipelines nest at most %d deep", maxNesting)
 	}
-	return &pipeParser{schema: s, resolve: p.resolve, shape: shape, base: base, total: p.total, nested: p.nested + 1, inFacet: p.inFacet}, nil
+	return &pipeParser{schema: s, resolve: p.resolve, shape: shape, base: base, classRows: classRows, total: p.total, nested: p.nested + 1, inFacet: p.inFacet}, nil
 }
 
 func (p *pipeParser) facet(arg any, at string) (Stage, error) {
@@ -77,7 +77,7 @@ func (p *pipeParser) facet(arg any, at string) (Stage, error) {
 		if !ok || len(arr) == 0 {
 			return nil, errAt(kat, "a facet is a non-empty array of stages, got %s", describeAny(m[k]))
 		}
-		sub, err := p.child(p.schema, p.shape, p.base, kat)
+		sub, err := p.child(p.schema, p.shape, p.base, p.classRows, kat)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +91,7 @@ func (p *pipeParser) facet(arg any, at string) (Stage, error) {
 		st.fields = append(st.fields, Field{Name: name, Type: Type{Kind: parse.TypeArray, Elem: &elem}})
 	}
 	p.base = false
+	p.classRows = false
 	return st, nil
 }
 
@@ -142,7 +143,7 @@ func (p *pipeParser) unionWith(arg any, at string) (Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub, err := p.child(fs, ClassFields(fs), true, at)
+	sub, err := p.child(fs, ClassFields(fs), true, true, at)
 	if err != nil {
 		return nil, err
 	}

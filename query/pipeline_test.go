@@ -101,7 +101,7 @@ func TestParsePipelineRefusals(t *testing.T) {
 		{`[{"$limit": 1}, {"$frobnicate": 1}]`, "pipeline[1].$frobnicate", "unknown stage"},
 		// $match
 		{`[{"$match": "x"}]`, "pipeline[0].$match", "where-constraint"},
-		{`[{"$match": {"nope": 1}}]`, "pipeline[0].$match.nope", "unknown field"},
+		{`[{"$match": {"nope": 1}}]`, "pipeline[0].$match.nope", "is not a field of Item"},
 		{`[{"$match": {"score": {"$gt": "x"}}}]`, "pipeline[0].$match.score.$gt", ""},
 		{`[{"$match": {"$expr": {"$gt": ["$score", 1]}}}]`, "pipeline[0].$match.$expr", "unknown operator"},
 		{`[{"$match": {"peers.x": "u1"}}]`, "pipeline[0].$match.peers.x", "Relation"},
@@ -113,10 +113,10 @@ func TestParsePipelineRefusals(t *testing.T) {
 		// $group
 		{`[{"$group": "x"}]`, "pipeline[0].$group", ""},
 		{`[{"$group": {"n": {"$sum": 1}}}]`, "pipeline[0].$group", "_id"},
-		{`[{"$group": {"_id": "$nope"}}]`, "pipeline[0].$group._id", "unknown field"},
+		{`[{"$group": {"_id": "$nope"}}]`, "pipeline[0].$group._id", "is not a field of Item"},
 		{`[{"$group": {"_id": "$peers"}}]`, "pipeline[0].$group._id", "Relation"},
 		{`[{"$group": {"_id": "$owner.username"}}]`, "pipeline[0].$group._id", "$lookup"},
-		{`[{"$group": {"_id": "$_p_name"}}]`, "pipeline[0].$group._id", "not a Pointer"},
+		{`[{"$group": {"_id": "$_p_name"}}]`, "pipeline[0].$group._id", `"$_p_name" is not a field of Item`},
 		{`[{"$group": {"_id": "$$ROOT"}}]`, "pipeline[0].$group._id", "variables"},
 		{`[{"$group": {"_id": {}}}]`, "pipeline[0].$group._id", "null"},
 		{`[{"$group": {"_id": {"$year": "$when", "$month": "$when"}}}]`, "pipeline[0].$group._id", "exactly one operator"},
@@ -144,7 +144,7 @@ func TestParsePipelineRefusals(t *testing.T) {
 		{`[{"$sort": {"score": 2}}]`, "pipeline[0].$sort.score", "1 or -1"},
 		{`[{"$sort": {"score": {"$meta": "textScore"}}}]`, "pipeline[0].$sort.score", "1 or -1"},
 		{`[{"$sort": {"tags": 1}}]`, "pipeline[0].$sort.tags", "cannot sort"},
-		{`[{"$sort": {"nope": 1}}]`, "pipeline[0].$sort.nope", "unknown field"},
+		{`[{"$sort": {"nope": 1}}]`, "pipeline[0].$sort.nope", "is not a field of Item"},
 		{`[{"$group": {"_id": "$name"}}, {"$sort": {"score": 1}}]`, "pipeline[1].$sort.score", "unknown field"},
 		{`[{"$limit": 0}]`, "pipeline[0].$limit", "integer"},
 		{`[{"$limit": 1.5}]`, "pipeline[0].$limit", "integer"},
@@ -153,7 +153,7 @@ func TestParsePipelineRefusals(t *testing.T) {
 		// $project, $addFields, $unset
 		{`[{"$project": {}}]`, "pipeline[0].$project", "non-empty"},
 		{`[{"$project": {"name": 1, "score": 0}}]`, "pipeline[0].$project.score", "mix"},
-		{`[{"$project": {"nope": 1}}]`, "pipeline[0].$project.nope", "unknown field"},
+		{`[{"$project": {"nope": 1}}]`, "pipeline[0].$project.nope", "is not a field of Item"},
 		{`[{"$project": {"meta.plan": 1}}]`, "pipeline[0].$project.meta.plan", "dotted"},
 		{`[{"$project": {"x": "name"}}]`, "pipeline[0].$project.x", "\"$name\""},
 		{`[{"$project": {"x": 5}}]`, "pipeline[0].$project.x", "$literal"},
@@ -164,7 +164,7 @@ func TestParsePipelineRefusals(t *testing.T) {
 		{`[{"$addFields": {"$x": 1}}]`, "pipeline[0].$addFields.$x", "cannot start with $"},
 		{`[{"$addFields": {"x": {"$literal": {"__type": "Pointer", "className": "_User", "objectId": "u1"}}}}]`, "pipeline[0].$addFields.x.$literal", "Pointer constants"},
 		{`[{"$unset": []}]`, "pipeline[0].$unset", "field name"},
-		{`[{"$unset": ["name", "nope"]}]`, "pipeline[0].$unset[1]", "unknown field"},
+		{`[{"$unset": ["name", "nope"]}]`, "pipeline[0].$unset[1]", "is not a field of Item"},
 		// $count, $unwind, $lookup, $sortByCount
 		{`[{"$count": ""}]`, "pipeline[0].$count", "invalid field name"},
 		{`[{"$count": "_id"}]`, "pipeline[0].$count", "cannot be named"},
@@ -254,7 +254,7 @@ func TestPipelineOutput(t *testing.T) {
 	}{
 		{`[{"$group": {"_id": "$owner", "n": {"$sum": 1}, "avg": {"$avg": "$score"}, "last": {"$last": "$owner"}, "names": {"$push": "$name"}}}]`,
 			"objectId:String n:Number avg:Number last:String names:Array", false},
-		{`[{"$group": {"_id": {"y": {"$year": "$when"}, "o": "$_p_owner"}, "first": {"$first": "$when"}}}]`,
+		{`[{"$group": {"_id": {"y": {"$year": "$when"}, "o": "$owner"}, "first": {"$first": "$when"}}}]`,
 			"objectId:Object first:Date", false},
 		{`[{"$project": {"_id": 0, "name": 1, "o": "$owner", "y": {"$year": "$createdAt"}}}, {"$limit": 5}]`,
 			"name:String o:Pointer y:Number", true},
@@ -325,7 +325,7 @@ var pipelineSeeds = []string{
 	`[{"$match": {"name": "a", "score": {"$gte": 1}}}, {"$project": {"name": 1}}]`,
 	`[{"$group": {"_id": "$name", "n": {"$sum": 1}, "a": {"$avg": "$score"}, "lo": {"$min": "$when"}, "hi": {"$max": "$active"}}}]`,
 	`[{"$group": {"_id": {"y": {"$year": "$createdAt"}, "m": {"$month": "$createdAt"}, "w": {"$week": "$when"}}, "c": {"$count": {}}}}, {"$sort": {"_id.y": 1, "_id.m": -1}}]`,
-	`[{"$group": {"_id": "$_p_owner", "f": {"$first": "$meta"}, "l": {"$last": "$tags"}, "p": {"$push": "$where"}, "s": {"$addToSet": "$photo"}}}, {"$match": {"_id": "u1"}}]`,
+	`[{"$group": {"_id": "$owner", "f": {"$first": "$meta"}, "l": {"$last": "$tags"}, "p": {"$push": "$where"}, "s": {"$addToSet": "$photo"}}}, {"$match": {"_id": "u1"}}]`,
 	`[{"$unwind": {"path": "$tags", "preserveNullAndEmptyArrays": true, "includeArrayIndex": "i"}}, {"$group": {"_id": "$tags", "n": {"$sum": "$i"}}}, {"$sort": {"_id": -1}}]`,
 	`[{"$lookup": {"from": "_User", "localField": "owner", "foreignField": "_id", "as": "u"}}, {"$unwind": "$u"}, {"$match": {"u.username": {"$regex": "^a"}}}, {"$sort": {"u.createdAt": -1}}]`,
 	`[{"$lookup": {"from": "Team", "localField": "_id", "foreignField": "item", "as": "t"}}, {"$unwind": "$t"}, {"$lookup": {"from": "_User", "localField": "t.lead", "foreignField": "_id", "as": "lead"}}]`,
@@ -448,7 +448,7 @@ var pipelineSeedOutcomes = map[string]seedOutcome{
 	`[{"$group": {"_id": {"y": {"$year": "$createdAt"}, "m": {"$month": "$createdAt"}, "w": {"$week": "$when"}}, "c": {"$count": {}}}}, {"$sort": {"_id.y": 1, "_id.m": -1}}]`: {
 		all:    `[{"c":2,"objectId":{"m":MONTH,"y":YEAR}},{"c":1,"objectId":{"m":MONTH,"w":0,"y":YEAR}}]`,
 		public: `[{"c":1,"objectId":{"m":MONTH,"y":YEAR}},{"c":1,"objectId":{"m":MONTH,"w":0,"y":YEAR}}]`},
-	`[{"$group": {"_id": "$_p_owner", "f": {"$first": "$meta"}, "l": {"$last": "$tags"}, "p": {"$push": "$where"}, "s": {"$addToSet": "$photo"}}}, {"$match": {"_id": "u1"}}]`: {
+	`[{"$group": {"_id": "$owner", "f": {"$first": "$meta"}, "l": {"$last": "$tags"}, "p": {"$push": "$where"}, "s": {"$addToSet": "$photo"}}}, {"$match": {"_id": "u1"}}]`: {
 		all:    `[{"f":{"a":{"b":"q"},"plan":"pro"},"l":["x",1,true,null,{"k":"v"},[2]],"objectId":"u1","p":[{"__type":"GeoPoint","latitude":1,"longitude":2}],"s":[{"__type":"File","name":"p.png"}]}]`,
 		public: `[{"f":{"a":{"b":"q"},"plan":"pro"},"l":["x",1,true,null,{"k":"v"},[2]],"objectId":"u1","p":[{"__type":"GeoPoint","latitude":1,"longitude":2}],"s":[{"__type":"File","name":"p.png"}]}]`},
 	// The array's null element and the rows without tags (i2's empty

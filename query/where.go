@@ -29,11 +29,21 @@ func ParseWhere(s parse.Schema, where map[string]any) (Expr, error) {
 // lookup, so hidden classes are unknown classes).
 type Parser struct {
 	Resolve func(class string) (parse.Schema, error)
+	// View says the schemas (the one parsed against and the ones Resolve
+	// returns) are an agent's view of its classes: a field they lack is
+	// refused as a field denial (DenyField, listing the view's fields).
+	// Without it (the operator's own filters, parsed against full
+	// schemas) it is an unknown field, and no field list is given.
+	View bool
+	// unknown, when set, answers a field the schema lacks instead of
+	// DenyField (a pipeline's $match on rows that are no longer the
+	// class's own); the other classes' sub-queries keep DenyField.
+	unknown func(field, at string) error
 }
 
 // Where parses where against s.
 func (pr Parser) Where(s parse.Schema, where map[string]any) (Expr, error) {
-	p := &whereParser{schema: s, lookup: pr.Resolve, branches: new(int)}
+	p := &whereParser{schema: s, lookup: pr.Resolve, branches: new(int), view: pr.View, unknown: pr.unknown}
 	e, err := p.object(where, "where", 0)
 	if err != nil {
 		return nil, err
@@ -64,6 +74,8 @@ type whereParser struct {
 	// branches counts the elements of $or/$and/$nor, sub-queries
 	// included (checkShape).
 	branches *int
+	view     bool                         // Parser.View
+	unknown  func(field, at string) error // Parser.unknown
 }
 
 func (p *whereParser) object(m map[string]any, at string, depth int) (Expr, error) {
@@ -140,7 +152,10 @@ func (p *whereParser) resolve(name, at string) (Path, error) {
 	head, rest, dotted := strings.Cut(name, ".")
 	f, ok := p.schema.Fields[head]
 	if !ok {
-		return Path{}, errAt(at, "unknown field %q on class %s", head, p.schema.ClassName)
+		if p.unknown != nil {
+			return Path{}, p.unknown(head, at)
+		}
+		return Path{}, p.missing(p.schema, head, at)
 	}
 	path := Path{Field: head, Type: f.Type}
 	if f.Type == parse.TypeACL {
@@ -165,6 +180,15 @@ func (p *whereParser) resolve(name, at string) (Path, error) {
 		path.Sub = append(path.Sub, seg)
 	}
 	return path, nil
+}
+
+// missing is the error for a field s lacks: a field denial when the
+// schemas are an agent's view (Parser.View).
+func (p *whereParser) missing(s parse.Schema, field, at string) error {
+	if p.view {
+		return DenyField(s, field, at, "")
+	}
+	return errAt(at, "unknown field %q on class %s", field, s.ClassName)
 }
 
 func (p *whereParser) field(name string, v any, at string) (Expr, error) {

@@ -238,11 +238,16 @@ func TestParseOrderAndKeys(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(keys, want) {
 		t.Errorf("ParseOrder = %#v, %v; want %#v", keys, err, want)
 	}
-	for _, bad := range []string{"nope", "-tags", "meta", "ACL", "peers", "where"} {
+	for _, bad := range []string{"nope", "-tags", "meta", "ACL", "peers", "where", "$nope", "-_p_owner"} {
 		_, err := query.ParseOrder(s, bad)
 		var qe *query.Error
 		if !errors.As(err, &qe) || qe.Path != "order" {
 			t.Errorf("ParseOrder(%q) = %v, want a *query.Error at order", bad, err)
+			continue
+		}
+		// Only a name the schema lacks is a field denial.
+		if denied := bad == "nope" || bad == "-_p_owner"; denied != (qe.Denied != nil) {
+			t.Errorf("ParseOrder(%q): Denied %+v", bad, qe.Denied)
 		}
 	}
 	k, err := query.ParseKeys(s, []string{"name", " owner.username ", "meta.plan", ""})
@@ -252,11 +257,15 @@ func TestParseOrderAndKeys(t *testing.T) {
 	if k, err := query.ParseKeys(s, nil); err != nil || k != nil {
 		t.Errorf("ParseKeys(nil) = %q, %v; want nil (all fields)", k, err)
 	}
-	for _, bad := range []string{"nope", "name.first", "score.x"} {
+	for _, bad := range []string{"nope", "name.first", "score.x", "$nope", "_p_owner"} {
 		_, err := query.ParseKeys(s, []string{bad})
 		var qe *query.Error
 		if !errors.As(err, &qe) || qe.Path != "keys" {
 			t.Errorf("ParseKeys(%q) = %v, want a *query.Error at keys", bad, err)
+			continue
+		}
+		if denied := bad == "nope" || bad == "_p_owner"; denied != (qe.Denied != nil) {
+			t.Errorf("ParseKeys(%q): Denied %+v", bad, qe.Denied)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func TestAggregateDryRun(t *testing.T) {
 	if out["dry_run"] != true || out["results"] != nil || !cmp.Equal(out["pointer_classes"], map[string]any{"project": "Project"}) {
 		t.Fatalf("%v", out)
 	}
-	e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"nope": 1}}}}, tools.CodeInvalidQuery, `unknown field "nope"`)
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"nope": 1}}}}, fieldDenied, `"nope" is not a field of Ticket`)
 }
 
 func TestAggregateArguments(t *testing.T) {
@@ -58,7 +58,9 @@ func TestAggregateArguments(t *testing.T) {
 	e.refused("aggregate", map[string]any{"class_name": "Ticket"}, tools.CodeInvalidArgument, `argument "pipeline" is required`)
 	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": map[string]any{"$match": map[string]any{}}}, tools.CodeInvalidArgument, `argument "pipeline" must be an array of stage objects`)
 	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$out": "Copy"}}}, tools.CodeInvalidQuery, "$out")
-	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$nope"}}}}, tools.CodeInvalidQuery, "nope")
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$nope"}}}}, fieldDenied, `"$nope" is not a field of Ticket`)
+	// after a $group the rows are the group's: a name they lack is a shape error
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$group": map[string]any{"_id": "$status"}}, map[string]any{"$match": map[string]any{"title": "x"}}}}, tools.CodeInvalidQuery, `unknown field "title" (the rows here have: objectId)`)
 	e.refused("aggregate", map[string]any{"class_name": "Nope", "pipeline": statusCounts}, classNotFound, `class "Nope" was not found`)
 }
 
@@ -71,7 +73,7 @@ func TestAggregateACL(t *testing.T) {
 	if got := objs(t, out["results"])[0]; got["objectId"] != "open" || got["n"] != float64(2) {
 		t.Fatalf("alice's open tickets: %v", got)
 	}
-	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$match": map[string]any{"priority": 5}}}}, tools.CodeInvalidQuery, `unknown field "priority"`)
+	e.refused("aggregate", map[string]any{"class_name": "Ticket", "pipeline": []any{map[string]any{"$match": map[string]any{"priority": 5}}}}, fieldDenied, `"priority" is not a field of Ticket`)
 	for _, dry := range []bool{false, true} { // a dry run is refused as the run would be
 		e.refused("aggregate", map[string]any{"class_name": "Payroll", "dry_run": dry, "pipeline": []any{map[string]any{"$match": map[string]any{}}}}, tools.CodePermissionDenied, "class-level permissions of Payroll")
 	}

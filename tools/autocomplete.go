@@ -11,6 +11,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // Autocomplete limits.
@@ -77,7 +78,11 @@ func autocomplete(ctx context.Context, c *Call) (any, error) {
 	if strings.TrimSpace(args.Field) == "" {
 		return nil, argRequired("field")
 	}
-	if f, ok := cls.Schema.Fields[args.Field]; ok && f.Type != parse.TypeString {
+	f, ok := cls.Schema.Fields[args.Field]
+	if !ok {
+		return nil, query.DenyField(cls.Schema, args.Field, "field", "")
+	}
+	if f.Type != parse.TypeString {
 		return nil, argErr("field", "%q is a %s field; autocomplete completes String fields", args.Field, f.Type)
 	}
 	// The prefix as a literal: a case-insensitive anchored $regex.

@@ -41,5 +41,5 @@ func TestAutocomplete(t *testing.T) {
 	}
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "priority", "prefix": "1"}, tools.CodeInvalidArgument, "String fields")
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": " "}, tools.CodeInvalidArgument, "prefix")
-	alice.refused("autocomplete", map[string]any{"class_name": "_User", "field": "email", "prefix": "a"}, tools.CodeInvalidQuery, "")
+	alice.refused("autocomplete", map[string]any{"class_name": "_User", "field": "email", "prefix": "a"}, fieldDenied, `field: "email" is not a field of _User`)
 }

@@ -65,7 +65,7 @@ func TestCountObjectsFilters(t *testing.T) {
 // A bad where is refused naming what is wrong.
 func TestCountObjectsArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	e.refused("count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope" on class Ticket`)
+	e.refused("count_objects", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, fieldDenied, `where.nope: "nope" is not a field of Ticket`)
 	e.refused("count_objects", map[string]any{"class_name": "Ticket", "where": "status=open"}, tools.CodeInvalidArgument, `argument "where" must be a JSON object`)
 	e.refused("count_objects", map[string]any{"class_name": "Ticket", "apply_canonical_filter": "no"}, tools.CodeInvalidArgument, `argument "apply_canonical_filter" must be true or false`)
 	e.refused("count_objects", map[string]any{"class_name": "Ticket", "limit": 3}, tools.CodeInvalidArgument, `unknown argument "limit"`)

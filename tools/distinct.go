@@ -9,6 +9,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // distinctName is the tool's name (its next_call names it too).
@@ -56,6 +57,9 @@ func distinct(ctx context.Context, c *Call) (any, error) {
 	sch := cls.Schema
 	head, _, dotted := strings.Cut(args.Field, ".")
 	f, ok := sch.Fields[head]
+	if !ok && head != "" {
+		return nil, query.DenyField(sch, head, "field", "")
+	}
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
 		return nil, argErr("field", "%q is not a field of %s", args.Field, sch.ClassName)
 	}

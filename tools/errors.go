@@ -92,6 +92,11 @@ var Kinds = map[string]string{
 	"backend":               CodePermissionDenied,
 	"full_scan_refused":     CodeSecurityBlocked,
 	"object_not_found":      CodeNotFound,
+
+	// A field named against a class that the agent's view of it lacks:
+	// unknown and hidden fields alike (query.DenyField).
+	query.KindFieldDenied: CodeAccessDenied,
+	query.KindStorageForm: CodeAccessDenied,
 }
 
 // Refusal is the Error of a refusal of the given kind: its code is the
@@ -106,6 +111,21 @@ func Refusal(kind, msg string, details map[string]any) *Error {
 		d[k] = v
 	}
 	return &Error{Code: code, Message: msg, Details: d}
+}
+
+// fieldRefusal is the answer to a query naming a field the agent's view
+// of the class lacks (query.DenyField built it, from the view alone: an
+// unknown and a hidden field read the same).
+func fieldRefusal(qe *query.Error) *Error {
+	d := qe.Denied
+	details := map[string]any{"denied_field": d.Field, "allowed_fields": append([]string{}, d.Allowed...)}
+	if qe.Path != "" {
+		details["path"] = qe.Path
+	}
+	if d.Rewrite != "" {
+		details["suggested_rewrite"] = d.Rewrite
+	}
+	return Refusal(d.Kind(), qe.Error(), details)
 }
 
 // parseServerError is an error answer of Parse Server that carries its
@@ -153,6 +173,8 @@ func AsError(err error) *Error {
 		return &Error{Code: CodeTimeout, Message: "the call ran past its time limit and was stopped; narrow the query (a where constraint, a lower limit) and try again", Internal: err}
 	case errors.Is(err, context.Canceled):
 		return &Error{Code: CodeCancelled, Message: "the call was cancelled", Internal: err}
+	case errors.As(err, &qe) && qe.Denied != nil:
+		return fieldRefusal(qe)
 	case errors.As(err, &qe):
 		d := map[string]any{}
 		if qe.Path != "" {

@@ -81,7 +81,7 @@ func TestExplainQueryThreshold(t *testing.T) {
 func TestExplainQueryArguments(t *testing.T) {
 	e := newEnv(t, asUser(agent.Readonly, "uAlice0001"))
 	e.refused("explain_query", map[string]any{"class_name": "Ticket", "limit": 1001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 1000`)
-	e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`)
+	e.refused("explain_query", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, fieldDenied, `"nope" is not a field of Ticket`)
 	e.refused("explain_query", map[string]any{"class_name": "Ticket", "skip": 3}, tools.CodeInvalidArgument, `unknown argument "skip"`)
 	e.refused("explain_query", map[string]any{"class_name": "Payroll"}, tools.CodePermissionDenied, "class-level permissions of Payroll")
 	e.refused("explain_query", map[string]any{"class_name": "_Session"}, classNotFound, `class "_Session" was not found`)

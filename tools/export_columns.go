@@ -12,6 +12,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/query"
 )
 
 // columnSpec is one requested column: a field path and its header.
@@ -284,10 +285,8 @@ func (r *columnResolver) resolve(s columnSpec, at, argName string) (exportColumn
 	for i, seg := range path {
 		f, ok := cur.Fields[seg]
 		if !ok {
-			if i == 0 {
-				return fail("unknown field %q on class %s", seg, cur.ClassName)
-			}
-			return fail("unknown field %q on class %s (the target of %q)", seg, cur.ClassName, strings.Join(path[:i], "."))
+			// The class's (or, past a pointer, its target's) view lacks it.
+			return exportColumn{}, query.DenyField(cur, seg, at, "")
 		}
 		if f.Type == parse.TypeRelation {
 			return fail("Relation field %q of %s has no value in the row; export %s with a $relatedTo where instead", seg, cur.ClassName, f.TargetClass)

@@ -80,7 +80,7 @@ func TestExportDataACL(t *testing.T) {
 	if out["output"] != "title,project.name\nFuel leak,Apollo\nPaint hull,Apollo\nIce survey,\nOrbit calc,\n" {
 		t.Fatalf("output:\n%v", out["output"])
 	}
-	e.refused("export_data", map[string]any{"class_name": "Ticket", "columns": []string{"status"}}, tools.CodeInvalidArgument, `columns[0] "status": unknown field "status" on class Ticket`)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "columns": []string{"status"}}, fieldDenied, `columns[0]: "status" is not a field of Ticket`)
 	mustNotMention(t, e.ok("export_data", map[string]any{"class_name": "Ticket"}), "open", "closed")
 	e.refused("export_data", map[string]any{"class_name": "Payroll"}, tools.CodePermissionDenied, "class-level permissions of Payroll")
 }
@@ -88,8 +88,8 @@ func TestExportDataACL(t *testing.T) {
 func TestExportDataArguments(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
 	e.refused("export_data", map[string]any{"class_name": "Ticket", "limit": 10001}, tools.CodeInvalidArgument, `argument "limit" must be between 1 and 10000`)
-	e.refused("export_data", map[string]any{"class_name": "Ticket", "columns": []string{"title", "nope"}}, tools.CodeInvalidArgument, `columns[1] "nope": unknown field "nope" on class Ticket`)
-	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, tools.CodeInvalidQuery, `unknown field "nope"`)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "columns": []string{"title", "nope"}}, fieldDenied, `columns[1]: "nope" is not a field of Ticket`)
+	e.refused("export_data", map[string]any{"class_name": "Ticket", "where": map[string]any{"nope": 1}}, fieldDenied, `"nope" is not a field of Ticket`)
 	e.refused("export_data", map[string]any{"class_name": "Nope"}, classNotFound, `class "Nope" was not found`)
 }
 

@@ -38,5 +38,5 @@ func TestFacetedSearch(t *testing.T) {
 
 	e.refused("faceted_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak"}, tools.CodeInvalidArgument, "facets")
 	e.refused("faceted_search", map[string]any{"class_name": "Ticket", "field": "title", "term": "leak", "facets": []string{"due"}}, tools.CodeInvalidArgument, "Date")
-	alice.refused("faceted_search", map[string]any{"class_name": "_User", "field": "username", "term": "alice", "facets": []string{"email"}}, tools.CodeInvalidQuery, "")
+	alice.refused("faceted_search", map[string]any{"class_name": "_User", "field": "username", "term": "alice", "facets": []string{"email"}}, fieldDenied, `facets: "email" is not a field of _User`)
 }

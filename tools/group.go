@@ -69,6 +69,9 @@ func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (*a
 	}
 	sch := cls.Schema
 	f, ok := sch.Fields[g.Field]
+	if !ok && g.Field != "" {
+		return cls, f, nil, nil, "", query.DenyField(sch, g.Field, "field", "")
+	}
 	if !ok || f.Type == parse.TypeRelation || f.Type == parse.TypeACL {
 		return cls, f, nil, nil, "", argErr("field", "%q is not a groupable field of %s", g.Field, sch.ClassName)
 	}
@@ -85,7 +88,10 @@ func groupSetup(ctx context.Context, c *Call, g groupCommon, defSort string) (*a
 		accumulator = map[string]any{"$sum": 1}
 	} else {
 		vf, ok := sch.Fields[g.ValueField]
-		if !ok || vf.Type != parse.TypeNumber {
+		if !ok && g.ValueField != "" {
+			return cls, f, nil, nil, "", query.DenyField(sch, g.ValueField, "value_field", "")
+		}
+		if vf.Type != parse.TypeNumber {
 			return cls, f, nil, nil, "", argErr("value_field", "%s needs a Number field of %s, got %q", op, sch.ClassName, g.ValueField)
 		}
 		accumulator = map[string]any{acc: "$" + g.ValueField}

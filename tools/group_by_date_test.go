@@ -84,11 +84,11 @@ func TestGroupByDateArguments(t *testing.T) {
 		{map[string]any{"field": "createdAt", "interval": "fortnight"}, `argument "interval" must be one of second, minute, hour, day, week, month, quarter or year`},
 		{map[string]any{"field": "createdAt", "interval": "day", "limit": 5001}, `argument "limit" must be between 1 and 5000`},
 		{map[string]any{"field": "createdAt", "interval": "day", "operation": "sum"}, `argument "value_field" sum needs a Number field of Ticket`},
-		{map[string]any{"field": "nope", "interval": "day"}, `argument "field" "nope" is not a groupable field of Ticket`},
 	} {
 		c.args["class_name"] = "Ticket"
 		e.refused("group_by_date", c.args, tools.CodeInvalidArgument, c.want)
 	}
+	e.refused("group_by_date", map[string]any{"class_name": "Ticket", "field": "nope", "interval": "day"}, fieldDenied, `field: "nope" is not a field of Ticket`)
 }
 
 // With full scans refused, group_by_date is judged by its where as

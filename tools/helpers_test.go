@@ -241,6 +241,9 @@ var (
 	classNotFound = withKind(tools.CodeAccessDenied, "class_not_found")
 	// envGate: an operator gate is closed.
 	envGate = withKind(tools.CodeAccessDenied, "env_gate")
+	// fieldDenied: a field the agent's view of the class lacks (unknown
+	// and hidden alike).
+	fieldDenied = withKind(tools.CodeAccessDenied, "field_denied")
 )
 
 // withKind is the "code/kind" form refused takes: the top-level

@@ -26,7 +26,7 @@ func projection(sch parse.Schema, keys, include StringList) (top []string, sub m
 		head, _, _ := strings.Cut(f, ".") // deeper segments are checked by the scope
 		fd, ok := sch.Fields[head]
 		if !ok {
-			return nil, nil, nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("include %q: unknown field on class %s", f, sch.ClassName), Details: map[string]any{"argument": "include"}}
+			return nil, nil, nil, query.DenyField(sch, head, "include", "")
 		}
 		if fd.Type != parse.TypePointer {
 			return nil, nil, nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("include %q: only Pointer fields can be included; it is a %s", f, fd.Type), Details: map[string]any{"argument": "include"}}

@@ -113,11 +113,7 @@ func facetCounts(ctx context.Context, c *Call, cls *agent.Class, where map[strin
 	sch := cls.Schema
 	f, ok := sch.Fields[field]
 	if !ok {
-		// The where parser's answer for a field the agent cannot see.
-		if _, err := cls.Where(ctx, map[string]any{field: map[string]any{"$exists": true}}); err != nil {
-			return nil, err
-		}
-		return nil, argErr("facets", "%q is not a field of %s", field, sch.ClassName)
+		return nil, query.DenyField(sch, field, "facets", "")
 	}
 	switch f.Type {
 	case parse.TypeString, parse.TypeNumber, parse.TypeBoolean, parse.TypePointer, parse.TypeArray:

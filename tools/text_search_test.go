@@ -70,8 +70,8 @@ func TestTextSearchGoverned(t *testing.T) {
 	}
 	hidden := alice.withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Project": {Hidden: agent.HiddenAlways}}})
 	hidden.refused("text_search", map[string]any{"class_name": "Project", "field": "name", "term": "apollo"}, classNotFound, "")
-	email := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "email", "term": "example"}, tools.CodeInvalidQuery, "")
-	missing := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "emale", "term": "example"}, tools.CodeInvalidQuery, "")
+	email := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "email", "term": "example"}, fieldDenied, "")
+	missing := alice.refused("text_search", map[string]any{"class_name": "_User", "field": "emale", "term": "example"}, fieldDenied, "")
 	if email.Code != missing.Code || len(email.Message) != len(missing.Message) {
 		t.Fatalf("a protected field reads otherwise than a missing one: %q / %q", email.Message, missing.Message)
 	}

@@ -183,7 +183,7 @@ const (
 	knownSkipAfterSort   = "Parse Server's PostgreSQL adapter writes invalid SQL for $group, $sort, $skip"
 	knownMatchPointer    = "Parse Server's PostgreSQL aggregate $match with a Pointer value matches nothing"
 	knownNullsOrder      = "Parse Server's PostgreSQL adapter sorts missing values last ascending (first descending); parsemcp sorts them first, as Parse Server on MongoDB"
-	knownProtectedKeys   = "naming a protected field (keys, where, order) is refused as an unknown field; Parse Server drops it from keys"
+	knownProtectedKeys   = "naming a protected field (keys, where, order) is refused as an unknown one is (access_denied, field_denied); Parse Server drops it from keys"
 	knownCountArray      = "Parse Server answers a count its readUserFields refuse with \"count\": []"
 	knownGroupDateParts  = "Parse Server's PostgreSQL adapter does not group by date parts ($year, $month …)"
 	knownUnwind          = "Parse Server's PostgreSQL adapter does not unwind a jsonb array"

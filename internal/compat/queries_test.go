@@ -219,7 +219,7 @@ func (p *pair) compareFind(d *diffs, w who, q querySpec) {
 	case psErr && !mcErr && psOut["code"] == 1.0 && arrayEquality(q.where):
 		d.met(knownArrayEquality)
 		return
-	case !psErr && mcErr && mcOut["error_code"] == "invalid_query" && len(q.keys) > 0 && strings.Contains(fmt.Sprint(mcOut["error"]), "keys: unknown field"):
+	case !psErr && mcErr && mcOut["error_code"] == "access_denied" && len(q.keys) > 0 && strings.HasPrefix(fmt.Sprint(mcOut["error"]), "keys: "):
 		d.met(knownProtectedKeys)
 		return
 	case psErr != mcErr:

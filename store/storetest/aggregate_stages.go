@@ -213,7 +213,7 @@ func testAggregateStageErrors(t *testing.T, s store.Store) {
 		{"Task", `[{"$facet": {` + strings.Join(facets, ", ") + `}}]`, "pipeline[0].$facet", "at most 10"},
 		{"Task", `[{"$facet": {"a": [{"$facet": {"b": [{"$count": "n"}]}}]}}]`, "pipeline[0].$facet.a[0].$facet", "cannot hold another $facet"},
 		{"Task", `[{"$facet": {"a": []}}]`, "pipeline[0].$facet.a", "non-empty"},
-		{"Task", `[{"$facet": {"a": [{"$group": {"_id": "$nope"}}]}}]`, "pipeline[0].$facet.a[0].$group._id", "unknown field"},
+		{"Task", `[{"$facet": {"a": [{"$group": {"_id": "$nope"}}]}}]`, "pipeline[0].$facet.a[0].$group._id", "is not a field of Task"},
 		{"Task", `[{"$bucket": {"groupBy": "$points", "boundaries": [0, 5]}}]`, "pipeline[0].$bucket", "needs default"},
 		{"Task", `[{"$bucket": {"groupBy": "$points", "boundaries": [5, 0], "default": -1}}]`, "pipeline[0].$bucket.boundaries[1]", "ascending"},
 		{"Task", `[{"$bucket": {"groupBy": "$points", "boundaries": [0, "a"], "default": -1}}]`, "pipeline[0].$bucket.boundaries[1]", "one type"},
@@ -225,7 +225,7 @@ func testAggregateStageErrors(t *testing.T, s store.Store) {
 		{"Task", `[{"$replaceWith": "$title"}]`, "pipeline[0].$replaceWith", "not known here"},
 		{"Task", `[{"$unionWith": "Nope"}]`, "pipeline[0].$unionWith", "not found"},
 		{"Task", `[{"$unionWith": {"coll": "Project", "pipeline": [{"$project": {"title": "$budget"}}]}}]`, "pipeline[0].$unionWith", "rename one side"},
-		{"Task", `[{"$unionWith": {"coll": "Project", "pipeline": [{"$match": {"nope": 1}}]}}]`, "pipeline[0].$unionWith.pipeline[0].$match.nope", "unknown field"},
+		{"Task", `[{"$unionWith": {"coll": "Project", "pipeline": [{"$match": {"nope": 1}}]}}]`, "pipeline[0].$unionWith.pipeline[0].$match.nope", "is not a field of"},
 		{"Emp", `[{"$graphLookup": {"from": "Emp", "startWith": "$boss", "connectFromField": "boss", "connectToField": "_id", "as": "c", "maxDepth": 11}}]`,
 			"pipeline[0].$graphLookup.maxDepth", "0 to 10"},
 		{"Emp", `[{"$graphLookup": {"from": "Emp", "startWith": "$boss", "connectFromField": "n", "connectToField": "_id", "as": "c"}}]`,
@@ -233,7 +233,7 @@ func testAggregateStageErrors(t *testing.T, s store.Store) {
 		{"Emp", `[{"$graphLookup": {"from": "Nope", "startWith": "$boss", "connectFromField": "boss", "connectToField": "_id", "as": "c"}}]`,
 			"pipeline[0].$graphLookup.from", "not found"},
 		{"Emp", `[{"$graphLookup": {"from": "Emp", "startWith": "$boss", "connectFromField": "boss", "connectToField": "_id", "as": "c",
-		   "restrictSearchWithMatch": {"nope": 1}}}]`, "pipeline[0].$graphLookup.restrictSearchWithMatch.nope", "unknown field"},
+		   "restrictSearchWithMatch": {"nope": 1}}}]`, "pipeline[0].$graphLookup.restrictSearchWithMatch.nope", "is not a field of"},
 	}
 	for _, c := range cases {
 		_, err := query.ParsePipelineJSON(mustSchema(t, s, c.class), resolve, []byte(c.pipeline))
