@@ -42,21 +42,7 @@ const QueueSize = 10000
 // NewStoreSink creates the audit class if needed and starts the writer.
 // Close flushes it.
 func NewStoreSink(ctx context.Context, st store.Store, log *slog.Logger) (*StoreSink, error) {
-	sch := parse.NewSchema(AuditClass)
-	for name, t := range map[string]parse.FieldType{
-		"tool": parse.TypeString, "argsKeys": parse.TypeArray, "agentId": parse.TypeString, "authType": parse.TypeString,
-		"permission": parse.TypeString, "correlationId": parse.TypeString, "requestId": parse.TypeString, "clientAddr": parse.TypeString,
-		"traceId": parse.TypeString, "agentProfile": parse.TypeString, "tenantId": parse.TypeString, "success": parse.TypeBoolean,
-		"errorCode": parse.TypeString, "denialKind": parse.TypeString, "durationMs": parse.TypeNumber,
-		"resultBytes": parse.TypeNumber, "estInputTokens": parse.TypeNumber, "estCostUsd": parse.TypeNumber,
-		"sessionId": parse.TypeString, "conversationId": parse.TypeString, "agentDepth": parse.TypeNumber, "parentAgentId": parse.TypeString,
-		"classesOnly": parse.TypeArray, "classesExcept": parse.TypeArray, "toolsOnly": parse.TypeArray, "toolsExcept": parse.TypeArray,
-		"methodsOnly": parse.TypeArray, "methodsExcept": parse.TypeArray, "filters": parse.TypeObject,
-	} {
-		sch.Fields[name] = parse.Field{Type: t}
-	}
-	none := parse.OpPerm{Entries: map[string]bool{}}
-	sch.CLP = parse.CLP{Get: &none, Find: &none, Count: &none, Create: &none, Update: &none, Delete: &none, AddField: &none}
+	sch := schema()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -193,49 +179,4 @@ func (s *StoreSink) object(e Event) parse.Object {
 		}
 	}
 	return o
-}
-
-func object(e Event) parse.Object {
-	o := parse.Object{
-		"createdAt": parse.Date(e.Time), "tool": e.Tool, "argsKeys": anyList(e.ArgKeys), "agentId": e.AgentID, "authType": e.AuthType,
-		"permission": e.Permission, "success": e.Success, "durationMs": e.DurationMS, "resultBytes": float64(e.ResultBytes),
-		"estInputTokens": float64(e.EstInputTokens), "agentDepth": float64(e.AgentDepth), "ACL": map[string]any{}, // master key only
-	}
-	if e.EstCostUSD != nil {
-		o["estCostUsd"] = *e.EstCostUSD
-	}
-	for k, v := range map[string]string{
-		"correlationId": e.CorrelationID, "requestId": e.RequestID, "clientAddr": e.ClientAddr, "traceId": e.TraceID,
-		"agentProfile": e.Profile, "tenantId": e.TenantID, "errorCode": e.ErrorCode, "denialKind": e.DenialKind,
-		"sessionId": e.SessionID, "conversationId": e.ConversationID, "parentAgentId": e.ParentAgentID,
-	} {
-		if v != "" {
-			o[k] = v
-		}
-	}
-	for k, list := range map[string][]string{
-		"classesOnly": e.ClassesOnly, "classesExcept": e.ClassesExcept, "toolsOnly": e.ToolsOnly,
-		"toolsExcept": e.ToolsExcept, "methodsOnly": e.MethodsOnly, "methodsExcept": e.MethodsExcept,
-	} {
-		if list != nil {
-			o[k] = anyList(list)
-		}
-	}
-	if e.Filters != nil {
-		f := make(map[string]any, len(e.Filters))
-		for class, fields := range e.Filters {
-			f[class] = anyList(fields)
-		}
-		o["filters"] = f
-	}
-	return o
-}
-
-// anyList is list as a JSON array value of an object.
-func anyList(list []string) []any {
-	a := make([]any, len(list))
-	for i, v := range list {
-		a[i] = v
-	}
-	return a
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/ratelimit"
 )
@@ -61,4 +62,41 @@ func scrape(t *testing.T, srv *mcpserver.Server) string {
 	rec := httptest.NewRecorder()
 	srv.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return rec.Body.String()
+}
+
+// The listening-streams gauge counts a session's open GET event stream
+// while it is open, and not after the client hangs up.
+func TestListeningStreamsGauge(t *testing.T) {
+	srv := newServer(t, fixtureStore(t), agent.Readonly, master)
+	url := mount(t, mcpserver.HandlerOptions{Server: srv})
+	sid := initSession(t, url, "alice-token")
+	gauge := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second) // bounds a hang
+		for !strings.Contains(scrape(t, srv), "\nparsemcp_listening_streams "+want+"\n") {
+			if time.Now().After(deadline) {
+				t.Fatalf("parsemcp_listening_streams never reached %s:\n%s", want, scrape(t, srv))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	gauge("0")
+	ctx, hangUp := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer alice-token")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	gauge("1")
+	hangUp()
+	<-done
+	gauge("0")
 }
