@@ -7,16 +7,8 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/mcpserver"
 )
-
-// MaxCatalogBytes bounds the tools/list an analyst (the read-only tier)
-// gets: the agent pays for every byte of it on every session. It was
-// 10 KiB for the 15 tools up to query_class and the group tools (10,232
-// bytes); the three search tools (text_search, autocomplete,
-// faceted_search: 2,370 bytes, their schemas as small as their arguments
-// allow) raised it to 12.5 KiB (12,614 bytes measured). An operator who
-// does not want them narrows the catalog with the policy's tool filter.
-const maxCatalogBytes = 12800
 
 // The catalog stays compact: the where-language and the pipeline stages
 // are documented once, in a resource each tool points to.
@@ -28,12 +20,12 @@ func TestCatalogSize(t *testing.T) {
 	}
 	b, _ := json.Marshal(res)
 	t.Logf("tools/list: %d tools, %d bytes", len(res.Tools), len(b))
-	if len(b) > maxCatalogBytes {
+	if len(b) > mcpserver.MaxAnalystCatalogBytes {
 		for _, tl := range res.Tools {
 			tb, _ := json.Marshal(tl)
 			t.Logf("  %s: %d bytes", tl.Name, len(tb))
 		}
-		t.Fatalf("tools/list is %d bytes, over %d", len(b), maxCatalogBytes)
+		t.Fatalf("tools/list is %d bytes, over %d", len(b), mcpserver.MaxAnalystCatalogBytes)
 	}
 	if n := strings.Count(string(b), "$nearSphere"); n > 0 {
 		t.Fatalf("the where-language is spelled out %d times in the catalog", n)

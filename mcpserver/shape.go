@@ -8,6 +8,16 @@ import (
 	"github.com/parsemcp/parsemcp/tools"
 )
 
+// MaxAnalystCatalogBytes bounds the tools/list an analyst (the read-only
+// tier) gets, as the tests hold it: the agent pays for every byte of it on
+// every session. It was 10 KiB for the 15 tools up to query_class and the
+// group tools (10,232 bytes); the three search tools (text_search,
+// autocomplete, faceted_search: 2,370 bytes, their schemas as small as
+// their arguments allow) raised it to 12.5 KiB (12,614 bytes measured). An
+// operator who does not want them narrows the catalog with the policy's
+// tool filter.
+const MaxAnalystCatalogBytes = 12800
+
 // DefaultMaxResponseBytes is the response budget when the operator sets
 // none: about 4,000 tokens (tools.DefaultResponseBudget).
 const DefaultMaxResponseBytes = tools.DefaultResponseBudget

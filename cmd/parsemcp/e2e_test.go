@@ -381,7 +381,7 @@ func typescriptAgentSession(t *testing.T, url string) {
 		t.Errorf("%d of %d tools have a title and an object outputSchema", report.Described, report.Tools)
 	}
 	t.Logf("tools/list: %d tools, %d bytes; query-language doc %d bytes; %d query pages", report.Tools, report.CatalogBytes, report.DocBytes, report.Pages)
-	if report.CatalogBytes > 10<<10 || report.DocBytes == 0 || report.DocMime != "text/markdown" {
+	if report.CatalogBytes > mcpserver.MaxAnalystCatalogBytes || report.DocBytes == 0 || report.DocMime != "text/markdown" {
 		t.Errorf("catalog %d bytes, doc %d bytes %q", report.CatalogBytes, report.DocBytes, report.DocMime)
 	}
 	// Following next_call reads every open ticket once, in order.

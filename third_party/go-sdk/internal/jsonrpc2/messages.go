@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 )
@@ -146,6 +147,9 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
+	if data, ok := encodeResult(msg); ok {
+		return data, nil
+	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
 	data, err := jsonMarshal(&wire)
@@ -153,6 +157,40 @@ func EncodeMessage(msg Message) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
 	}
 	return data, nil
+}
+
+// encodeResult writes a successful response whose result is already JSON
+// text without encoding that text again: encoding the wireCombined form
+// would validate and compact the raw result a second time (NewResponse
+// did it once), which for a large result costs as much as producing it.
+// The bytes are those the general path writes for a compact result (the
+// fields in wireCombined's order). ok is false for any other message.
+func encodeResult(msg Message) (data []byte, ok bool) {
+	r, isResp := msg.(*Response)
+	if !isResp || r.Error != nil || len(r.Result) == 0 {
+		return nil, false
+	}
+	var id []byte
+	switch v := r.ID.value.(type) {
+	case int64:
+		id = strconv.AppendInt(nil, v, 10)
+	case string:
+		b, err := jsonMarshal(v)
+		if err != nil {
+			return nil, false
+		}
+		id = b
+	default:
+		return nil, false
+	}
+	data = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(r.Result))
+	data = append(data, `{"jsonrpc":"`...)
+	data = append(data, wireVersion...)
+	data = append(data, `","id":`...)
+	data = append(data, id...)
+	data = append(data, `,"result":`...)
+	data = append(data, r.Result...)
+	return append(data, '}'), true
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.
