@@ -46,14 +46,14 @@ func (s *Server) pipeline(opts Options) []Step {
 		{"auditUnknownTools", s.auditUnknownTools}, // a call of a tool that does not exist is audited
 		{"filterLists", s.filterLists},             // tools/list and resources/list narrowed to the agent
 		route,
-		{"recover", recoverGuard(s.log)},                               // a panic becomes internal_error
-		{"metrics", s.metrics.guard()},                                 // call counts and durations
-		{"audit", auditGuard(opts.Audit, opts.CostPerMillionTokens)},   // one event per call, refusals below included
-		{"rate", rateGuard(opts.RateLimit, s.log)},                     // the principal's rate limit
-		{"mayCall", s.mayCallGuard()},                                  // agent.Agent.MayCall: tier, tool filter, gate, token scope and team
-		{"args", argsGuard()},                                          // the arguments against the tool's input schema
-		{"cap", capGuard(opts.MaxResponseBytes, opts.ResponseBudgets)}, // the response byte cap
-		{"timeout", timeoutGuard(opts.Timeouts, timing{opts.Clock})},   // the tool's time limit, down to the database
+		{"recover", recoverGuard(s.log)},                             // a panic becomes internal_error
+		{"metrics", s.metrics.guard()},                               // call counts and durations
+		{"audit", auditGuard(opts.Audit, opts.CostPerMillionTokens)}, // one event per call, refusals below included
+		{"rate", rateGuard(opts.RateLimit, s.log)},                   // the principal's rate limit
+		{"mayCall", s.mayCallGuard()},                                // agent.Agent.MayCall: tier, tool filter, gate, token scope and team
+		{"args", argsGuard()},                                        // the arguments against the tool's input schema
+		{"cap", capGuard(opts.MaxResponseBytes, opts.ResponseBudgets, s.copies)}, // the response byte cap, every copy counted
+		{"timeout", timeoutGuard(opts.Timeouts, timing{opts.Clock})},             // the tool's time limit, down to the database
 	}
 }
 
@@ -176,10 +176,10 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			return errorResult(te), nil
 		}
 		out := t.Output
-		if legacySession(req.Session) {
+		if !s.structured(req.Session) {
 			out = nil
 		}
-		res, err := successResult(ctx, data, out, &s.outputs)
+		res, err := successResult(ctx, data, out, s.resultContent, &s.outputs)
 		if err != nil {
 			id := reqlog.CorrelationID(ctx)
 			s.log.ErrorContext(ctx, "tool result does not match its output schema", "tool", name, "agent_id", a.ID, "err", err)
