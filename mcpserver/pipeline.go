@@ -46,14 +46,14 @@ func (s *Server) pipeline(opts Options) []Step {
 		{"auditUnknownTools", s.auditUnknownTools}, // a call of a tool that does not exist is audited
 		{"filterLists", s.filterLists},             // tools/list and resources/list narrowed to the agent
 		route,
-		{"recover", recoverGuard(s.log)},                             // a panic becomes internal_error
-		{"metrics", s.metrics.guard()},                               // call counts and durations
-		{"audit", auditGuard(opts.Audit, opts.CostPerMillionTokens)}, // one event per call, refusals below included
-		{"rate", rateGuard(opts.RateLimit, s.log)},                   // the principal's rate limit
-		{"mayCall", s.mayCallGuard()},                                // agent.Agent.MayCall: tier, tool filter, gate, token scope and team
-		{"args", argsGuard()},                                        // the arguments against the tool's input schema
-		{"cap", capGuard(opts.MaxResponseBytes, opts.ResponseBudgets, s.copies)}, // the response byte cap, every copy counted
-		{"timeout", timeoutGuard(opts.Timeouts, timing{opts.Clock})},             // the tool's time limit, down to the database
+		{"recover", recoverGuard(s.log)},                               // a panic becomes internal_error
+		{"metrics", s.metrics.guard()},                                 // call counts and durations
+		{"audit", auditGuard(opts.Audit, opts.CostPerMillionTokens)},   // one event per call, refusals below included
+		{"rate", rateGuard(opts.RateLimit, s.log)},                     // the principal's rate limit
+		{"mayCall", s.mayCallGuard()},                                  // agent.Agent.MayCall: tier, tool filter, gate, token scope and team
+		{"args", argsGuard()},                                          // the arguments against the tool's input schema
+		{"cap", capGuard(opts.MaxResponseBytes, opts.ResponseBudgets)}, // the response byte cap
+		{"timeout", timeoutGuard(opts.Timeouts, timing{opts.Clock})},   // the tool's time limit, down to the database
 	}
 }
 
@@ -87,6 +87,9 @@ type Invocation struct {
 	approve tools.ApproveFunc
 	// session and conversation: where the call came from (callOrigin).
 	session, conversation string
+	// copies is how many times the result's JSON travels in the
+	// response (Server.copies): the byte cap holds every copy.
+	copies int
 }
 
 // route marks where the SDK routes a request to its method.
@@ -144,7 +147,7 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		}
 		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
 		ctx, stop := s.startProgress(ctx, req)
-		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a)}
+		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a), copies: s.copies(req.Session, t)}
 		inv.session, inv.conversation = callOrigin(req, req.Params)
 		ctx, span := startToolSpan(ctx, inv)
 		data, err := s.callChain(ctx, &Request{Method: "tools/call", Params: req, Call: inv})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parsemcp/parsemcp/tools"
 )
 
 // ResultContent says how a successful result of a tool with an output
@@ -55,16 +57,14 @@ func (s *Server) structured(ss mcp.Session) bool {
 	return s.resultContent != ResultText && !legacySession(ss)
 }
 
-// copies is how many times the JSON of the result of call r travels in
-// its response: twice when it goes as text and as structuredContent
-// (ResultBoth, a tool with an output schema, a session that gets
-// structuredContent), else once. The response budget holds every copy
-// (capGuard). A remote agent's result is counted as the agent sent it.
-func (s *Server) copies(r *Request) int {
-	if s.resultContent != ResultBoth || r.Call == nil || r.Call.Tool == nil || r.Call.Tool.Output == nil || r.Call.Tool.Remote {
-		return 1
-	}
-	if r.Params == nil || !s.structured(r.Params.GetSession()) {
+// copies is how many times the JSON of a result of tool t travels in its
+// response to session ss: twice when it goes as text and as
+// structuredContent (ResultBoth, a tool with an output schema, a session
+// that gets structuredContent), else once. The response budget holds
+// every copy (capGuard). A remote agent's result is counted as the agent
+// sent it.
+func (s *Server) copies(ss mcp.Session, t *tools.Tool) int {
+	if s.resultContent != ResultBoth || t == nil || t.Output == nil || t.Remote || !s.structured(ss) {
 		return 1
 	}
 	return 2

@@ -17,10 +17,10 @@ const DefaultMaxResponseBytes = tools.DefaultResponseBudget
 // export lines) keeps the rows that fit and says how to fetch the rest;
 // any other result over the budget is refused with too_large
 // (tools.FitCopies). The budget holds the result's JSON as many times as
-// the response carries it (copies: twice for a result sent as text and as
-// structuredContent), so it bounds what the client receives. The
-// returned data is the serialized JSON, so it is not marshalled twice.
-func capGuard(budget int, perTool map[string]int, copies func(*Request) int) func(next Handler) Handler {
+// the response carries it (Invocation.copies: twice for a result sent as
+// text and as structuredContent), so it bounds what the client receives.
+// The returned data is the serialized JSON, so it is not marshalled twice.
+func capGuard(budget int, perTool map[string]int) func(next Handler) Handler {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, r *Request) (any, error) {
 			inv := r.Call
@@ -32,7 +32,7 @@ func capGuard(budget int, perTool map[string]int, copies func(*Request) int) fun
 			if n, ok := perTool[inv.Tool.Name]; ok && n > 0 {
 				limit = n
 			}
-			n := copies(r)
+			n := max(inv.copies, 1)
 			if raw, ok := data.(json.RawMessage); ok && len(raw)*n <= limit {
 				return raw, nil
 			}
