@@ -25,7 +25,9 @@ import (
 //   - sendEncoded, the outermost receiving middleware, gives each
 //     tools/call an encodedSlot in its context;
 //   - successResult leaves the result's JSON text in the slot and puts
-//     placeholders in the text block and in structuredContent;
+//     placeholders in the text block and in structuredContent (only in
+//     the one that carries the result under Options.ResultContent text or
+//     structured: resultcontent.go);
 //   - sendEncoded wraps the *mcp.CallToolResult in an encodedResult, whose
 //     MarshalJSON is the SDK's own encoding of the result (placeholders,
 //     every other field as the SDK writes it) with the placeholders
@@ -79,20 +81,31 @@ func sendEncoded(next Handler) Handler {
 	}
 }
 
-// textResult is a successful result whose text is the JSON text b, and
-// whose structuredContent is b too when structured: placeholders when the
-// call has a slot, b itself otherwise.
-func textResult(ctx context.Context, b []byte, structured bool) *mcp.CallToolResult {
-	if slot, ok := ctx.Value(encodedSlotKey{}).(*encodedSlot); ok && slot.text == nil {
-		slot.text = b
-		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: textPlaceholder}}}
-		if structured {
-			r.StructuredContent = json.RawMessage(quotedStructured)
-		}
-		return r
+// textResult is a successful result of JSON text b: its text block's
+// text is b when text (StructuredOnlyNote otherwise), and its
+// structuredContent is b when structured. The copies of b are
+// placeholders when the call has a slot, b itself otherwise.
+func textResult(ctx context.Context, b []byte, text, structured bool) *mcp.CallToolResult {
+	if !text && !structured { // no copy would carry the result
+		text = true
 	}
-	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
-	if structured {
+	slot, ok := ctx.Value(encodedSlotKey{}).(*encodedSlot)
+	if ok && slot.text == nil {
+		slot.text = b
+	} else {
+		ok = false
+	}
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: StructuredOnlyNote}}}
+	switch {
+	case text && ok:
+		r.Content[0].(*mcp.TextContent).Text = textPlaceholder
+	case text:
+		r.Content[0].(*mcp.TextContent).Text = string(b)
+	}
+	switch {
+	case structured && ok:
+		r.StructuredContent = json.RawMessage(quotedStructured)
+	case structured:
 		r.StructuredContent = json.RawMessage(b)
 	}
 	return r
@@ -110,18 +123,25 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The SDK writes content before structuredContent; either may be
+	// absent (a structured-only result has no text placeholder, a text
+	// result no structured one, a result replaced on its way out
+	// neither).
 	i := bytes.Index(b, quotedPlaceholder)
-	if i < 0 { // the result was replaced on its way out: nothing to fill in
+	rest := b
+	if i >= 0 {
+		rest = b[i+len(quotedPlaceholder):]
+	}
+	j := bytes.Index(rest, quotedStructured)
+	if i < 0 && j < 0 { // nothing to fill in
 		return b, nil
 	}
-	// The SDK writes content before structuredContent.
-	j := bytes.Index(b[i:], quotedStructured)
 	out := make([]byte, 0, len(b)+2*len(r.text)+len(r.text)/8+16)
-	out = append(out, b[:i]...)
-	out = jsonenc.AppendQuoted(out, r.text)
-	rest := b[i+len(quotedPlaceholder):]
+	if i >= 0 {
+		out = append(out, b[:i]...)
+		out = jsonenc.AppendQuoted(out, r.text)
+	}
 	if j >= 0 {
-		j -= len(quotedPlaceholder)
 		out = append(out, rest[:j]...)
 		out = append(out, r.text...)
 		rest = rest[j+len(quotedStructured):]

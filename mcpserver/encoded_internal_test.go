@@ -16,7 +16,7 @@ func TestEncodedResultSameBytesAsSDK(t *testing.T) {
 		``, `{}`, `{"a":"<b> & \"c\" \\ é \u2028 \u0001","n":[1,2.5,null]}`, "not json \xff \x00",
 		`{"trap":"` + textPlaceholder + `"}`,
 	} {
-		got := encodeOnce(t, text, false)
+		got := encodeOnce(t, text, true, false)
 		want, err := json.Marshal(&mcp.CallToolResult{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: text}}})
 		if err != nil {
 			t.Fatal(err)
@@ -28,31 +28,44 @@ func TestEncodedResultSameBytesAsSDK(t *testing.T) {
 }
 
 // A structured result (a tool with an output schema) is the same JSON
-// text sent twice, escaped in the text block and raw as structuredContent:
-// the bytes the SDK writes for it, from one encoding.
+// text sent twice, escaped in the text block and raw as structuredContent;
+// a structured-only one (ResultStructured) carries it once, as
+// structuredContent, with the note as its text block. Either is the bytes
+// the SDK writes for it, from one encoding.
 func TestEncodedStructuredResultSameBytesAsSDK(t *testing.T) {
-	for _, text := range []string{
-		`{}`, `{"a":"<b> & \"c\" \\ é \u2028 \u0001","n":[1,2.5,null]}`,
-		`{"trap":"` + textPlaceholder + `","and":"` + string(quotedStructured[1:len(quotedStructured)-1]) + `"}`,
-	} {
-		got := encodeOnce(t, text, true)
-		want, err := json.Marshal(&mcp.CallToolResult{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: text}}, StructuredContent: json.RawMessage(text)})
-		if err != nil {
-			t.Fatal(err)
+	for _, inText := range []bool{true, false} {
+		for _, text := range []string{
+			`{}`, `{"a":"<b> & \"c\" \\ é \u2028 \u0001","n":[1,2.5,null]}`,
+			`{"trap":"` + textPlaceholder + `","and":"` + string(quotedStructured[1:len(quotedStructured)-1]) + `"}`,
+		} {
+			block := StructuredOnlyNote
+			if inText {
+				block = text
+			}
+			got := encodeOnce(t, text, inText, true)
+			want, err := json.Marshal(&mcp.CallToolResult{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: block}}, StructuredContent: json.RawMessage(text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("text %q (in the text block: %v):\n got %s\nwant %s", text, inText, got, want)
+			}
 		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("text %q:\n got %s\nwant %s", text, got, want)
-		}
+	}
+	// Neither copy asked for: the text block carries the result.
+	r := textResult(context.Background(), []byte(`{"x":1}`), false, false)
+	if got := r.Content[0].(*mcp.TextContent).Text; got != `{"x":1}` || r.StructuredContent != nil {
+		t.Fatalf("text %q, structuredContent %v", got, r.StructuredContent)
 	}
 }
 
 // encodeOnce is the wire form of a result whose JSON text is text, as
 // sendEncoded writes it.
-func encodeOnce(t *testing.T, text string, structured bool) []byte {
+func encodeOnce(t *testing.T, text string, inText, structured bool) []byte {
 	t.Helper()
 	slot := &encodedSlot{}
 	ctx := context.WithValue(context.Background(), encodedSlotKey{}, slot)
-	r := textResult(ctx, []byte(text), structured)
+	r := textResult(ctx, []byte(text), inText, structured)
 	r.Meta = mcp.Meta{"k": "v"}
 	got, err := json.Marshal(&encodedResult{CallToolResult: r, text: slot.text})
 	if err != nil {
@@ -64,7 +77,7 @@ func encodeOnce(t *testing.T, text string, structured bool) []byte {
 // Without a slot (the handler called outside the server's middleware) the
 // text is set directly.
 func TestTextResultWithoutSlot(t *testing.T) {
-	r := textResult(context.Background(), []byte(`{"x":1}`), true)
+	r := textResult(context.Background(), []byte(`{"x":1}`), true, true)
 	if got := r.Content[0].(*mcp.TextContent).Text; got != `{"x":1}` {
 		t.Fatalf("text %q", got)
 	}

@@ -87,6 +87,9 @@ type Invocation struct {
 	approve tools.ApproveFunc
 	// session and conversation: where the call came from (callOrigin).
 	session, conversation string
+	// copies is how many times the result's JSON travels in the
+	// response (Server.copies): the byte cap holds every copy.
+	copies int
 }
 
 // route marks where the SDK routes a request to its method.
@@ -144,7 +147,7 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 		}
 		ctx = reqlog.WithCorrelationID(ctx, newCorrelationID())
 		ctx, stop := s.startProgress(ctx, req)
-		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a)}
+		inv := &Invocation{Tool: t, Agent: a, Args: req.Params.Arguments, approve: s.approvals.hook(req, a), copies: s.copies(req.Session, t)}
 		inv.session, inv.conversation = callOrigin(req, req.Params)
 		ctx, span := startToolSpan(ctx, inv)
 		data, err := s.callChain(ctx, &Request{Method: "tools/call", Params: req, Call: inv})
@@ -176,10 +179,10 @@ func (s *Server) toolHandler(name string) mcp.ToolHandler {
 			return errorResult(te), nil
 		}
 		out := t.Output
-		if legacySession(req.Session) {
+		if !s.structured(req.Session) {
 			out = nil
 		}
-		res, err := successResult(ctx, data, out, &s.outputs)
+		res, err := successResult(ctx, data, out, s.resultContent, &s.outputs)
 		if err != nil {
 			id := reqlog.CorrelationID(ctx)
 			s.log.ErrorContext(ctx, "tool result does not match its output schema", "tool", name, "agent_id", a.ID, "err", err)

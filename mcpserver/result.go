@@ -14,9 +14,11 @@ import (
 // A result is encoded once (the cap guard did it) and travels as JSON
 // text; for a tool with an output schema, the same bytes are its
 // structuredContent too (encoded.go), after a check against the schema.
-// out is nil for a tool without one, or a session older than
-// structuredContent. The error is a result that does not match out.
-func successResult(ctx context.Context, data any, out *jsonschema.Schema, oc *outputChecks) (*mcp.CallToolResult, error) {
+// out is nil for a tool without one, or a session that gets no
+// structuredContent (Server.structured). rc says which copies a
+// structured result travels as: under ResultStructured its text block is
+// StructuredOnlyNote. The error is a result that does not match out.
+func successResult(ctx context.Context, data any, out *jsonschema.Schema, rc ResultContent, oc *outputChecks) (*mcp.CallToolResult, error) {
 	b, ok := data.(json.RawMessage) // already serialized by the cap guard
 	if !ok {
 		var err error
@@ -29,7 +31,7 @@ func successResult(ctx context.Context, data any, out *jsonschema.Schema, oc *ou
 			return nil, err
 		}
 	}
-	return textResult(ctx, b, out != nil), nil
+	return textResult(ctx, b, out == nil || rc != ResultStructured, out != nil), nil
 }
 
 func errorResult(e *tools.Error) *mcp.CallToolResult {

@@ -68,6 +68,12 @@ type Options struct {
 	MaxResponseBytes int
 	// ResponseBudgets overrides MaxResponseBytes per tool name (bytes).
 	ResponseBudgets map[string]int
+	// ResultContent says how results of tools with an output schema
+	// travel to sessions at 2025-06-18 and later: ResultBoth (the zero
+	// value: text block and structuredContent, the budget holding both
+	// copies), ResultText or ResultStructured. New refuses any other
+	// value.
+	ResultContent ResultContent
 	// Timeouts overrides tools' time limits by tool name.
 	Timeouts map[string]time.Duration
 	// RateLimit bounds tool calls per principal (agent.Agent.Key); nil: none.
@@ -137,6 +143,8 @@ type Server struct {
 	calls *calls
 	// outputs checks results against their tools' output schemas.
 	outputs outputChecks
+	// resultContent is Options.ResultContent, "" read as ResultBoth.
+	resultContent ResultContent
 
 	closeOnce sync.Once
 	closeErr  error
@@ -189,6 +197,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxResponseBytes <= 0 {
 		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if s.resultContent, err = ParseResultContent(string(opts.ResultContent)); err != nil {
+		return nil, fmt.Errorf("mcpserver: Options.ResultContent: %w", err)
 	}
 	s.metrics = newMetrics(liveCounts{
 		sessions: func() float64 {
@@ -401,13 +412,13 @@ func (s *Server) filterLists(next Handler) Handler {
 				category, _ = p.Meta["category"].(string)
 			}
 			allowed := s.listable(agentFrom(ctx), category)
-			legacy := legacySession(r.Params.GetSession())
+			structured := s.structured(r.Params.GetSession())
 			kept := make([]*mcp.Tool, 0, len(lr.Tools))
 			for _, t := range lr.Tools {
 				if !allowed[t.Name] {
 					continue
 				}
-				if legacy && t.OutputSchema != nil { // its results carry no structuredContent
+				if !structured && t.OutputSchema != nil { // its results carry no structuredContent
 					c := *t
 					c.OutputSchema = nil
 					t = &c

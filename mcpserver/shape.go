@@ -25,7 +25,10 @@ const DefaultMaxResponseBytes = tools.DefaultResponseBudget
 // capGuard fits a tool's result into its response budget (the per-tool
 // override, else the server's): a paged result (rows, groups, values,
 // export lines) keeps the rows that fit and says how to fetch the rest;
-// any other result over the budget is refused with too_large (tools.Fit).
+// any other result over the budget is refused with too_large
+// (tools.FitCopies). The budget holds the result's JSON as many times as
+// the response carries it (Invocation.copies: twice for a result sent as
+// text and as structuredContent), so it bounds what the client receives.
 // The returned data is the serialized JSON, so it is not marshalled twice.
 func capGuard(budget int, perTool map[string]int) func(next Handler) Handler {
 	return func(next Handler) Handler {
@@ -39,10 +42,11 @@ func capGuard(budget int, perTool map[string]int) func(next Handler) Handler {
 			if n, ok := perTool[inv.Tool.Name]; ok && n > 0 {
 				limit = n
 			}
-			if raw, ok := data.(json.RawMessage); ok && len(raw) <= limit {
+			n := max(inv.copies, 1)
+			if raw, ok := data.(json.RawMessage); ok && len(raw)*n <= limit {
 				return raw, nil
 			}
-			b, err := tools.Fit(data, limit)
+			b, err := tools.FitCopies(data, limit, n)
 			if err != nil {
 				if _, ok := err.(*tools.Error); ok {
 					return nil, err

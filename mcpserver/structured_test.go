@@ -99,7 +99,7 @@ func TestStructuredContent(t *testing.T) {
 // result (too_large, invalid_argument) is not: clients skip validation of
 // errors.
 func TestStructuredContentWithinBudget(t *testing.T) {
-	cs := connect(t, analystServer(t, mcpserver.Options{MaxResponseBytes: 900}), "")
+	cs := connect(t, analystServer(t, mcpserver.Options{MaxResponseBytes: 1800}), "")
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "query_class", Arguments: map[string]any{"class_name": "Ticket"}})
 	if err != nil || res.IsError {
 		t.Fatalf("%v %v", err, res)
@@ -168,11 +168,13 @@ func TestStructuredCustomTool(t *testing.T) {
 	}
 }
 
-// analystServer is a server over the fixture, with opts, whose agents are
-// read-only with the master key.
+// analystServer is a server over opts.Store (default: the fixture), with
+// opts, whose agents are read-only with the master key.
 func analystServer(t *testing.T, opts mcpserver.Options) *mcpserver.Server {
 	t.Helper()
-	opts.Store = fixtureStore(t)
+	if opts.Store == nil {
+		opts.Store = fixtureStore(t)
+	}
 	opts.Agents = func(context.Context, mcpserver.RequestInfo) (*agent.Agent, error) {
 		return agent.New(agent.Readonly, master), nil
 	}

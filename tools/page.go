@@ -131,24 +131,33 @@ type Paged interface {
 // envelope) and says so: truncated, rows_left_out and a next_call resuming
 // at the first row left out. Any other result over the budget is refused
 // with too_large, naming what to narrow.
-func Fit(v any, budget int) ([]byte, error) {
+func Fit(v any, budget int) ([]byte, error) { return FitCopies(v, budget, 1) }
+
+// FitCopies is Fit for a result whose JSON text travels copies times in
+// one response (an MCP result sent both as a text block and as
+// structuredContent travels twice): the budget holds every copy, so the
+// encoding returned is at most budget/copies bytes, and a refusal counts
+// the bytes of every copy. copies below 1 count as 1.
+func FitCopies(v any, budget, copies int) ([]byte, error) {
+	copies = max(copies, 1)
 	b, err := jsonenc.MarshalTrusted(v)
 	if err != nil {
 		return nil, fmt.Errorf("result not serializable: %w", err)
 	}
-	if budget <= 0 || len(b) <= budget {
+	within := func(n int) bool { return n*copies <= budget }
+	if budget <= 0 || within(len(b)) {
 		return b, nil
 	}
 	p, ok := v.(Paged)
 	if !ok {
-		return nil, tooLarge(len(b), budget, v)
+		return nil, tooLarge(len(b), copies, budget, v)
 	}
 	n := p.pageRows()
 	fits := map[int][]byte{} // the encodings that fit, by rows kept
 	fit := func(k int) bool {
 		p.keepRows(k)
 		b, err := jsonenc.MarshalTrusted(v)
-		if err == nil && len(b) <= budget {
+		if err == nil && within(len(b)) {
 			fits[k] = b
 			return true
 		}
@@ -161,7 +170,7 @@ func Fit(v any, budget int) ([]byte, error) {
 		// envelope, then each row and its comma) and check the guess and
 		// the next, which usually settles it in two encodings.
 		size, k := len(fits[0]), 0
-		for k < n-1 && size+rs.rowBytes(k)+1 <= budget {
+		for k < n-1 && within(size+rs.rowBytes(k)+1) {
 			size += rs.rowBytes(k) + 1
 			k++
 		}
@@ -189,17 +198,22 @@ func Fit(v any, budget int) ([]byte, error) {
 	}
 	if !ok || (lo == 0 && n > 0) { // not even one row: a next_call would not advance
 		p.keepRows(n)
-		return nil, tooLarge(len(b), budget, v)
+		return nil, tooLarge(len(b), copies, budget, v)
 	}
 	return out, nil
 }
 
 // tooLarge refuses a result over the budget; for rows it names the
 // heaviest fields (names and sizes, never values) and a keys list without
-// the heaviest.
-func tooLarge(size, budget int, v any) error {
-	d := map[string]any{"result_bytes": size, "budget_bytes": budget}
+// the heaviest. size is the bytes of one copy of the result; result_bytes
+// counts every copy, and copies is said when there is more than one.
+func tooLarge(size, copies, budget int, v any) error {
+	d := map[string]any{"result_bytes": size * copies, "budget_bytes": budget}
 	msg := fmt.Sprintf("the result is %d bytes, over the %d-byte response budget (about %d tokens)", size, budget, budget/BytesPerToken)
+	if copies > 1 {
+		d["copies"] = copies
+		msg = fmt.Sprintf("the result is %d bytes, sent %d times (as text and as structured content): %d bytes, over the %d-byte response budget (about %d tokens)", size, copies, size*copies, budget, budget/BytesPerToken)
+	}
 	if _, paged := v.(Paged); paged {
 		msg += ", and even its first row does not fit"
 	}

@@ -37,8 +37,13 @@ type rawMCP struct {
 
 var errNotResult = rawmcp.ErrNotResult
 
-func newRawMCP(ctx context.Context, hc *http.Client, url string, headers map[string]string, calls map[string]call) (*rawMCP, error) {
-	c, err := rawmcp.Connect(ctx, hc, url, headers)
+// newRawMCP connects the raw client asking for protocol ("":
+// rawmcp.Protocol).
+func newRawMCP(ctx context.Context, hc *http.Client, url string, headers map[string]string, calls map[string]call, protocol string) (*rawMCP, error) {
+	if protocol == "" {
+		protocol = rawmcp.Protocol
+	}
+	c, err := rawmcp.ConnectAt(ctx, hc, url, headers, protocol)
 	if err != nil {
 		return nil, err
 	}
@@ -77,11 +82,13 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(r)
 }
 
-func newSDKMCP(ctx context.Context, hc *http.Client, url string, headers map[string]string, calls map[string]call) (*sdkMCP, error) {
+// newSDKMCP connects the go-sdk client asking for protocol ("": its
+// latest).
+func newSDKMCP(ctx context.Context, hc *http.Client, url string, headers map[string]string, calls map[string]call, protocol string) (*sdkMCP, error) {
 	c := *hc
 	c.Transport = headerTransport{base: hc.Transport, headers: headers}
 	client := mcp.NewClient(&mcp.Implementation{Name: "parsemcp-bench-peers-sdk", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &c, DisableStandaloneSSE: true}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &c, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,15 @@
 // /proc, over the cell) and resident memory (idle, and peak VmHWM); then
 // the ratios of parsemcp to each peer and the issue-31 targets, each
 // labelled with the MCP protocol version of the sessions it compares.
+// -protocol picks the version the client asks for (2025-03-26: results as
+// text alone; 2025-06-18: text and structuredContent, unless
+// -result-content says otherwise; the stateless 2026-07-28: no session),
+// so every era is measured by its own run.
 //
 //	go run ./bench/peers                                 # fresh database, 100,000 objects, dropped at the end
 //	go run ./bench/peers -db postgres://postgres@127.0.0.1:5432/DB   # a database holding the demo data already
 //	go run ./bench/peers -ops find,get -conc 32 -rounds 5
+//	go run ./bench/peers -protocol 2026-07-28 -result-content text  # the stateless era, results as text only
 //
 // The first line of the report gives the load average before and after the
 // run: a run worth recording is made on a quiet machine (no other builds or
@@ -59,12 +64,13 @@ import (
 )
 
 type config struct {
-	db, admin, bin, client string
-	before, parseDir       string
-	rows, rounds, warmup   int
-	duration               time.Duration
-	ops, targets           []string
-	conc                   []int
+	db, admin, bin, client  string
+	protocol, resultContent string
+	before, parseDir        string
+	rows, rounds, warmup    int
+	duration                time.Duration
+	ops, targets            []string
+	conc                    []int
 }
 
 func main() {
@@ -77,6 +83,8 @@ func main() {
 	flag.StringVar(&c.before, "before", "", "a second parsemcp binary (an earlier build), measured as target parsemcp-before in the same rounds")
 	flag.StringVar(&c.parseDir, "parse-server-dir", "", "directory holding Parse Server's server.js (default: scripts/parse-server of this tree)")
 	flag.StringVar(&c.client, "client", "raw", "MCP client: raw (plain JSON-RPC POSTs) or sdk (the official go-sdk client)")
+	flag.StringVar(&c.protocol, "protocol", "", "MCP protocol version the client asks for, e.g. 2025-03-26, 2025-06-18 or the stateless 2026-07-28 (default: the raw client's "+rawmcp.Protocol+", the go-sdk client's latest); a server answers with the version it chose, printed in the header")
+	flag.StringVar(&c.resultContent, "result-content", "", "passed to parsemcp serve as --result-content: both, text or structured (default: serve's, both)")
 	flag.StringVar(&ops, "ops", strings.Join(allOps, ","), "operations")
 	flag.StringVar(&targets, "targets", "parsemcp,pgx,parse-server,toolbox,dbhub", "targets (each skipped with a note when absent; see -before)")
 	flag.StringVar(&conc, "conc", "1,8,32", "concurrent clients")
@@ -84,6 +92,12 @@ func main() {
 	flag.DurationVar(&c.duration, "duration", 2*time.Second, "length of one cell")
 	flag.IntVar(&c.warmup, "warmup", 30, "requests per target and operation before the rounds")
 	flag.Parse()
+	switch c.resultContent {
+	case "", "both", "text", "structured":
+	default:
+		fmt.Fprintf(os.Stderr, "peers: bad -result-content %q: want both, text or structured\n", c.resultContent)
+		os.Exit(2)
+	}
 	c.ops = strings.Split(ops, ",")
 	c.targets = strings.Split(targets, ",")
 	for _, s := range strings.Split(conc, ",") {
@@ -158,7 +172,7 @@ func run(ctx context.Context, c config) error {
 			return fmt.Errorf("build parsemcp: %w", err)
 		}
 	}
-	sdk := c.client == "sdk"
+	cl := mcpClient{sdk: c.client == "sdk", protocol: c.protocol}
 
 	var ts []*target
 	var notes []string
@@ -176,9 +190,9 @@ func run(ctx context.Context, c config) error {
 		var err error
 		switch name {
 		case "parsemcp":
-			t, err = parsemcpTarget(ctx, name, c.bin, c.db, sp, sdk)
+			t, err = parsemcpTarget(ctx, name, c.bin, c.db, sp, cl, c.resultContent)
 		case "parsemcp-before":
-			t, err = parsemcpTarget(ctx, name, c.before, c.db, sp, sdk)
+			t, err = parsemcpTarget(ctx, name, c.before, c.db, sp, cl, c.resultContent)
 		case "pgx":
 			t, err = pgxTarget(ctx, c.db, sp)
 		case "parse-server":
@@ -188,9 +202,9 @@ func run(ctx context.Context, c config) error {
 			}
 			t, note, err = parseServerTarget(ctx, dir, c.db, sp)
 		case "toolbox":
-			t, note, err = toolboxTarget(ctx, c.db, sp, sdk)
+			t, note, err = toolboxTarget(ctx, c.db, sp, cl)
 		case "dbhub":
-			t, note, err = dbhubTarget(ctx, repo, c.db, sp, sdk)
+			t, note, err = dbhubTarget(ctx, repo, c.db, sp, cl)
 		default:
 			return fmt.Errorf("unknown target %q", name)
 		}
@@ -264,7 +278,12 @@ func run(ctx context.Context, c config) error {
 	// Report.
 	fmt.Printf("machine: %s; load average before the run %s, after %s (a recorded run needs a quiet machine)\n", machine(), loadBefore, loadAverage())
 	fmt.Printf("client: %s; %d rounds × %s per cell, interleaved; medians over rounds (p50/p99 over every request of the cell's rounds)\n", c.client, c.rounds, c.duration)
-	fmt.Printf("MCP protocol: the client asks %s; each server's answer: %s\n\n", requestedProtocol(c.client), protocols(ts))
+	fmt.Printf("MCP protocol: the client asks %s; each server's answer: %s\n", requestedProtocol(c.client, c.protocol), protocols(ts))
+	rc := c.resultContent
+	if rc == "" {
+		rc = "both (serve's default)"
+	}
+	fmt.Printf("parsemcp --result-content: %s\n\n", rc)
 	sum := func(k cellKey) summary { return summarize(results[k]) }
 	for _, op := range c.ops {
 		fmt.Printf("### %s\n\n", op)
@@ -316,9 +335,14 @@ func run(ctx context.Context, c config) error {
 type sum2 func(target, op string, n int) summary
 
 // requestedProtocol is the MCP protocol version the client asks for at
-// initialize.
-func requestedProtocol(client string) string {
-	if client == "sdk" {
+// initialize (or, stateless, in each request).
+func requestedProtocol(client, protocol string) string {
+	switch {
+	case protocol >= rawmcp.Stateless:
+		return protocol + " (stateless: no session, server/discover then each call alone; a server without it is initialized at its own latest)"
+	case protocol != "":
+		return protocol
+	case client == "sdk":
 		return "the go-sdk client's latest"
 	}
 	return rawmcp.Protocol

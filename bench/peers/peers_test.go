@@ -84,7 +84,7 @@ func TestToolboxServes(t *testing.T) {
 		sp[op] = &spec{op: op, literal: "SELECT 1 AS one, '" + op + "' AS op"}
 	}
 	for _, sdk := range []bool{false, true} {
-		tg, note, err := toolboxTarget(ctx, db, sp, sdk)
+		tg, note, err := toolboxTarget(ctx, db, sp, mcpClient{sdk: sdk})
 		if err != nil || note != "" {
 			t.Fatalf("toolbox did not start: %v %s", err, note)
 		}

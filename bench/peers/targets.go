@@ -129,15 +129,23 @@ func cacheDir() string {
 	return filepath.Join(d, "parsemcp")
 }
 
+// mcpClient is the MCP client of a run: the official go-sdk one (sdk) or
+// the raw one, asking for protocol version protocol ("": the client's
+// default).
+type mcpClient struct {
+	sdk      bool
+	protocol string
+}
+
 // mcpTarget builds the workers of an MCP server at url.
-func mcpTarget(name string, p *proc, url string, headers map[string]string, calls map[string]call, sdk bool) *target {
+func mcpTarget(name string, p *proc, url string, headers map[string]string, calls map[string]call, cl mcpClient) *target {
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	return &target{name: name, pid: p.cmd.Process.Pid, stop: p.stop,
 		newWorker: func(ctx context.Context) (worker, error) {
-			if sdk {
-				return newSDKMCP(ctx, hc, url, headers, calls)
+			if cl.sdk {
+				return newSDKMCP(ctx, hc, url, headers, calls, cl.protocol)
 			}
-			return newRawMCP(ctx, hc, url, headers, calls)
+			return newRawMCP(ctx, hc, url, headers, calls, cl.protocol)
 		}}
 }
 
@@ -147,7 +155,9 @@ func mcpTarget(name string, p *proc, url string, headers map[string]string, call
 // requires: past it, clients wait in admission, as they would in a
 // deployment. Its response budget is lifted (bench.BenchBudget): a find
 // sends all its 100 rows, as the peers do, instead of the first 16 KB.
-func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]*spec, sdk bool) (*target, error) {
+// resultContent, when set, is passed as --result-content (both, text or
+// structured).
+func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]*spec, cl mcpClient, resultContent string) (*target, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -156,6 +166,9 @@ func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]
 	cmd := exec.Command(bin, "serve", "--store", dbURL, "--addr", addr,
 		"--rate-limit", "0", "--preauth-limit", "0", "--max-inflight", strconv.Itoa(dbConns-1), "--db-max-conns", strconv.Itoa(dbConns),
 		"--max-response-bytes", strconv.Itoa(bench.BenchBudget))
+	if resultContent != "" {
+		cmd.Args = append(cmd.Args, "--result-content", resultContent)
+	}
 	p, err := startProc(ctx, name, cmd, "http://"+addr+"/health", 60*time.Second)
 	if err != nil {
 		return nil, err
@@ -164,7 +177,7 @@ func parsemcpTarget(ctx context.Context, name, bin, dbURL string, sp map[string]
 	for op, s := range sp {
 		calls[op] = call{s.tool, s.args}
 	}
-	return mcpTarget(name, p, "http://"+addr+"/mcp", nil, calls, sdk), nil
+	return mcpTarget(name, p, "http://"+addr+"/mcp", nil, calls, cl), nil
 }
 
 // pgxTarget runs parsemcp's SQL straight through pgx in this process and
@@ -282,7 +295,7 @@ func parseServerColumns(ctx context.Context, dbURL string) error {
 // dbhubTarget runs dbhub (bench/peers/install-dbhub.sh) on the database;
 // its execute_sql tool runs parsemcp's SQL with the arguments inlined. A
 // preload keeps it on loopback (it listens on every interface otherwise).
-func dbhubTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec, sdk bool) (*target, string, error) {
+func dbhubTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec, cl mcpClient) (*target, string, error) {
 	entries, _ := filepath.Glob(filepath.Join(cacheDir(), "dbhub", "*", "node_modules", "@bytebase", "dbhub", "dist", "index.js"))
 	if len(entries) == 0 {
 		return nil, "dbhub is not installed (run bench/peers/install-dbhub.sh)", nil
@@ -302,7 +315,7 @@ func dbhubTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec, s
 	for op, s := range sp {
 		calls[op] = call{"execute_sql", fmt.Sprintf(`{"sql":%q}`, s.literal)}
 	}
-	t := mcpTarget("dbhub", p, base+"/mcp", nil, calls, sdk)
+	t := mcpTarget("dbhub", p, base+"/mcp", nil, calls, cl)
 	// …/dbhub/<version>/node_modules/@bytebase/dbhub/dist/index.js
 	t.version = filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(entries[len(entries)-1]))))))
 	return t, "", nil
@@ -311,7 +324,7 @@ func dbhubTarget(ctx context.Context, repo, dbURL string, sp map[string]*spec, s
 // toolboxTarget runs MCP Toolbox for Databases (bench/peers/install-toolbox.sh,
 // the prebuilt binary from npm) with one postgres-sql tool per operation,
 // each parsemcp's SQL with the arguments inlined.
-func toolboxTarget(ctx context.Context, dbURL string, sp map[string]*spec, sdk bool) (*target, string, error) {
+func toolboxTarget(ctx context.Context, dbURL string, sp map[string]*spec, cl mcpClient) (*target, string, error) {
 	bin, version, why := toolboxBinary()
 	if bin == "" {
 		return nil, why, nil
@@ -340,7 +353,7 @@ func toolboxTarget(ctx context.Context, dbURL string, sp map[string]*spec, sdk b
 	for op := range sp {
 		calls[op] = call{"bench_" + op, `{}`}
 	}
-	t := mcpTarget("toolbox", p, base+"/mcp", nil, calls, sdk)
+	t := mcpTarget("toolbox", p, base+"/mcp", nil, calls, cl)
 	t.version = version
 	t.stop = func() { p.stop(); os.Remove(cfgFile.Name()) }
 	return t, "", nil

@@ -95,6 +95,7 @@ func newServe() *cobra.Command {
 	}
 	f.register(cmd)
 	f.registerHeartbeat(cmd.Flags())
+	f.registerResultContent(cmd.Flags())
 	f.fed.registerTokens(cmd.Flags())
 	f.oauth = &oauthFlags{}
 	f.oauth.register(cmd.Flags())
@@ -187,6 +188,7 @@ func newStdio() *cobra.Command {
 	}
 	f.register(cmd)
 	f.registerHeartbeat(cmd.Flags())
+	f.registerResultContent(cmd.Flags())
 	guidePermission(cmd.Flags())
 	return cmd
 }

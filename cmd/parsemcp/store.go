@@ -60,6 +60,7 @@ type storeFlags struct {
 	approvalTimeout time.Duration
 	noApproval      bool
 	heartbeat       time.Duration
+	resultContent   mcpserver.ResultContent // serve and stdio only
 	liveDebounce    time.Duration
 	dbMaxConns      int
 	fed             fedFlags
@@ -122,6 +123,33 @@ func (f *storeFlags) register(cmd *cobra.Command) {
 func (f *storeFlags) registerHeartbeat(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.heartbeat, "heartbeat", mcpserver.DefaultHeartbeatInterval, "progress heartbeat interval of running tool calls that carry a progress token")
 }
+
+// registerResultContent adds --result-content to the commands serving MCP
+// clients (serve, stdio); its variable is PARSEMCP_RESULT_CONTENT. A value
+// other than both, text or structured is refused when the flags are read.
+func (f *storeFlags) registerResultContent(fl *pflag.FlagSet) {
+	f.resultContent = mcpserver.ResultBoth
+	fl.Var(resultContentValue{&f.resultContent}, "result-content", "how results of tools with an output schema travel to clients at protocol 2025-06-18 and later: both (a text block and structuredContent, the specification's recommendation; the response budget holds both copies), text (the text block only; tools/list declares no output schemas), or structured (structuredContent only, with a one-line text block: clients that read only content see no data)")
+}
+
+// resultContentValue is --result-content's value (mcpserver.ParseResultContent).
+type resultContentValue struct{ rc *mcpserver.ResultContent }
+
+func (v resultContentValue) Set(s string) error {
+	rc, err := mcpserver.ParseResultContent(s)
+	if err != nil {
+		return err
+	}
+	*v.rc = rc
+	return nil
+}
+func (v resultContentValue) String() string {
+	if v.rc == nil {
+		return ""
+	}
+	return string(*v.rc)
+}
+func (resultContentValue) Type() string { return "both|text|structured" }
 
 // guidePermission lets MCP_AGENT_PERMISSIONS, the reference guide's name,
 // set --permission of the commands that serve one local client (stdio,
@@ -573,7 +601,7 @@ func (f *storeFlags) newServer(ctx context.Context, log *slog.Logger) (srv *mcps
 		budgets[name] = n * tools.BytesPerToken
 	}
 	opts := mcpserver.Options{Store: st, Agents: factory, Logger: log, ToolConfig: &f.tools, MaxResponseBytes: budget, ResponseBudgets: budgets, Timeouts: timeouts, CostPerMillionTokens: f.costPerMT,
-		ApprovalTimeout: f.approvalTimeout, DisableApproval: f.noApproval, HeartbeatInterval: f.heartbeat}
+		ApprovalTimeout: f.approvalTimeout, DisableApproval: f.noApproval, HeartbeatInterval: f.heartbeat, ResultContent: f.resultContent}
 	if secret := os.Getenv("PARSEMCP_APPROVAL_SECRET"); secret != "" {
 		opts.ApprovalSecret = []byte(secret)
 	}

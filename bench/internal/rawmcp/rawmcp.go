@@ -1,9 +1,12 @@
 // Package rawmcp is the benchmarks' MCP client of least work: it speaks
 // Streamable HTTP JSON-RPC with plain POSTs (one initialize, then
-// tools/call after tools/call on the session), reads each answer to its
-// end (JSON or an SSE stream) and checks that it is a result, not an
-// error, without decoding it, so the client's own work stays out of the
-// figures. One Client is one session; it is not safe for concurrent use.
+// tools/call after tools/call on the session; at the stateless 2026-07-28
+// protocol one server/discover, then each tools/call on its own, carrying
+// its version and capabilities in _meta and the Mcp-Method and Mcp-Name
+// headers), reads each answer to its end (JSON or an SSE stream) and
+// checks that it is a result, not an error, without decoding it, so the
+// client's own work stays out of the figures. One Client is one session;
+// it is not safe for concurrent use.
 package rawmcp
 
 import (
@@ -28,18 +31,39 @@ type Client struct {
 	headers map[string]string
 	session string
 	proto   string
-	next    int
-	buf     bytes.Buffer
+	// meta is the _meta member every request carries at the stateless
+	// protocol ("" in a session).
+	meta string
+	next int
+	buf  bytes.Buffer
 }
 
 // Protocol is the protocol version Connect asks for.
 const Protocol = "2025-06-18"
 
+// Stateless is the first protocol version without sessions: no
+// initialize, each request carrying its version in _meta.
+const Stateless = "2026-07-28"
+
 // Connect initializes a session at url (protocol Protocol), sending
 // headers with every request.
 func Connect(ctx context.Context, hc *http.Client, url string, headers map[string]string) (*Client, error) {
+	return ConnectAt(ctx, hc, url, headers, Protocol)
+}
+
+// ConnectAt is Connect asking for protocol version proto. At Stateless
+// and later it makes no session: it asks server/discover whether the
+// server speaks proto, and when it does not (a server of sessions only)
+// falls back to initialize asking for proto, which the server answers
+// with the version it chose (Protocol reports it).
+func ConnectAt(ctx context.Context, hc *http.Client, url string, headers map[string]string, proto string) (*Client, error) {
 	c := &Client{hc: hc, url: url, headers: headers}
-	body, h, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+Protocol+`","capabilities":{},"clientInfo":{"name":"parsemcp-bench","version":"1"}}}`)
+	if proto >= Stateless {
+		if ok, err := c.discover(ctx, proto); err != nil || ok {
+			return c, err
+		}
+	}
+	body, h, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+proto+`","capabilities":{},"clientInfo":{"name":"parsemcp-bench","version":"1"}}}`, "initialize", "")
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -53,10 +77,38 @@ func Connect(ctx context.Context, hc *http.Client, url string, headers map[strin
 	}
 	c.session = h.Get("Mcp-Session-Id")
 	c.proto = m.Result.ProtocolVersion
-	if _, _, err := c.post(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+	if _, _, err := c.post(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "notifications/initialized", ""); err != nil {
 		return nil, fmt.Errorf("initialized: %w", err)
 	}
 	return c, nil
+}
+
+// discover asks server/discover at the stateless protocol proto and
+// reports whether the server supports it; a server that does not know
+// the method (or refuses the version) is answered false, no error.
+func (c *Client) discover(ctx context.Context, proto string) (bool, error) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + proto + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"parsemcp-bench","version":"1"}}`
+	c.proto = proto
+	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{`+meta+`}}`, "server/discover", "")
+	c.proto = ""
+	if err != nil {
+		return false, nil // not a stateless server: initialize instead
+	}
+	var m struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(SSEData(body), &m); err != nil {
+		return false, fmt.Errorf("server/discover: unexpected answer %.200q", body)
+	}
+	for _, v := range m.Result.SupportedVersions {
+		if v == proto {
+			c.proto, c.meta = proto, meta
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Protocol is the protocol version the server chose at initialize.
@@ -66,7 +118,11 @@ func (c *Client) Protocol() string { return c.proto }
 // answer; an answer that is not a successful result is ErrNotResult.
 func (c *Client) Call(ctx context.Context, tool, args string) error {
 	c.next++
-	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`)
+	params := `{"name":"` + tool + `","arguments":` + args + `}`
+	if c.meta != "" {
+		params = `{` + c.meta + `,"name":"` + tool + `","arguments":` + args + `}`
+	}
+	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"tools/call","params":`+params+`}`, "tools/call", tool)
 	if err != nil {
 		return err
 	}
@@ -77,10 +133,14 @@ func (c *Client) Call(ctx context.Context, tool, args string) error {
 }
 
 // Ping sends a JSON-RPC ping and reads the answer: the round trip of the
-// transport and the SDK alone, no tool.
+// transport and the SDK alone, no tool. The stateless protocol has no
+// ping.
 func (c *Client) Ping(ctx context.Context) error {
+	if c.meta != "" {
+		return errors.New("ping: no such method at the stateless protocol")
+	}
 	c.next++
-	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"ping"}`)
+	body, _, err := c.post(ctx, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"ping"}`, "ping", "")
 	if err != nil {
 		return err
 	}
@@ -90,7 +150,9 @@ func (c *Client) Ping(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) post(ctx context.Context, body string) ([]byte, http.Header, error) {
+// post sends one JSON-RPC message of method (name: the tool of a
+// tools/call); at the stateless protocol both are headers too.
+func (c *Client) post(ctx context.Context, body, method, name string) ([]byte, http.Header, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
 	if err != nil {
 		return nil, nil, err
@@ -105,6 +167,12 @@ func (c *Client) post(ctx context.Context, body string) ([]byte, http.Header, er
 	}
 	if c.proto != "" {
 		req.Header.Set("Mcp-Protocol-Version", c.proto)
+	}
+	if c.proto >= Stateless {
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
