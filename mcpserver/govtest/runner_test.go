@@ -129,7 +129,10 @@ func (c *clients) server(pol string, gates agent.Gates, factory mcpserver.AgentF
 	// The tools' time limits run on a clock that never moves: the table
 	// is about access, and a loaded -race run took a $lookup self-join
 	// past the 60 s aggregate limit.
-	srv, err := mcpserver.New(mcpserver.Options{Store: c.e.st, ToolConfig: &cfg, Agents: factory, Clock: clockwork.NewFakeClock()})
+	// A budget that holds every page these cases read whole (both copies
+	// of a result count in it): the cases judge which rows come back, not
+	// where a page is cut.
+	srv, err := mcpserver.New(mcpserver.Options{Store: c.e.st, ToolConfig: &cfg, Agents: factory, Clock: clockwork.NewFakeClock(), MaxResponseBytes: 4 * mcpserver.DefaultMaxResponseBytes})
 	if err != nil {
 		c.t.Fatal(err)
 	}
