@@ -61,7 +61,18 @@ func (c *Class) prepare(ctx context.Context, q *query.Query, op parse.Op) (*quer
 	if err != nil {
 		return nil, err
 	}
+	// $score ranks by the caller's own $text, never by one the rules add.
+	rank, err := query.RankFor(q)
+	if err != nil {
+		return nil, err
+	}
 	out := *q
+	out.Rank = rank
+	if rank != nil && out.Keys == nil {
+		// Every field the agent sees, by name: a store then reads no
+		// column the rank's name (query.ScoreField) could collide with.
+		out.Keys = c.Schema.FieldNames()
+	}
 	out.Class = c.raw.ClassName
 	out.Where = query.AndOf(out.Where, rule)
 	out.ReadACL = c.s.readACL()
@@ -151,6 +162,14 @@ func (c *Class) Explain(ctx context.Context, q *query.Query) (store.Plan, error)
 		return store.Plan{}, err
 	}
 	return ex.Explain(ctx, gq)
+}
+
+// StoredRows counts every row of the class as the store holds it,
+// whatever the agent may read: for a decision the operator configured
+// (the full-scan threshold of an agent the class-level permissions do not
+// let count), never a number to show the agent.
+func (c *Class) StoredRows(ctx context.Context) (int64, error) {
+	return c.s.st.Count(ctx, &query.Query{Class: c.raw.ClassName, ReadACL: query.NoACLFilter})
 }
 
 // Include replaces the included pointers of rows read from this class

@@ -22,6 +22,9 @@ type Query struct {
 	// Keys restricts the returned fields (objectId, createdAt and updatedAt
 	// are always returned). Nil returns every field.
 	Keys []string
+	// Rank, when set, is the $text whose rank $score orders by and returns
+	// (ScoreText); nil: the one $text at the top of Where.
+	Rank *Text
 	// ReadACL keeps only the rows it admits (`_rperm`). Its zero value
 	// admits none: set NoACLFilter for no restriction (the master key, the
 	// server's own lookups) or ACLEntries. The governed scope sets it;

@@ -22,8 +22,8 @@ func (q *Query) WantsScore() bool {
 	return false
 }
 
-// usesScore reports whether q orders by or returns the rank.
-func (q *Query) usesScore() bool {
+// UsesScore reports whether q orders by or returns the rank.
+func (q *Query) UsesScore() bool {
 	if q.WantsScore() {
 		return true
 	}
@@ -35,12 +35,16 @@ func (q *Query) usesScore() bool {
 	return false
 }
 
-// ScoreText returns the $text constraint q's rank is computed for: the one
-// $text that every row of q must satisfy (at the top of the where, or in
-// an $and there). ok is false when q does not use the rank.
+// ScoreText returns the $text constraint q's rank is computed for: q.Rank
+// when set, else the one $text that every row of q must satisfy (at the
+// top of the where, or in an $and there). ok is false when q does not use
+// the rank.
 func ScoreText(q *Query) (t Text, ok bool, err error) {
-	if !q.usesScore() {
+	if !q.UsesScore() {
 		return Text{}, false, nil
+	}
+	if q.Rank != nil {
+		return *q.Rank, true, nil
 	}
 	var found []Text
 	var visit func(e Expr)
@@ -61,7 +65,20 @@ func ScoreText(q *Query) (t Text, ok bool, err error) {
 	case 1:
 		return found[0], true, nil
 	}
-	return Text{}, false, errAt("order", "%s ranks by one $text constraint; the where has %d", ScoreKey, len(found))
+	return Text{}, false, errAt("where", "%s ranks by one $text constraint; the where has %d (keep one, or AND the others' words into its $term)", ScoreKey, len(found))
+}
+
+// RankFor returns q's rank text when q uses the rank, resolved from q's
+// own where: whoever ANDs more constraints into a caller's where (the
+// governed scope: filters, tenant, canonical filter) sets Query.Rank to
+// it first, so that a $text of theirs, perhaps on a field the caller may
+// not see, is never what the caller's rank measures.
+func RankFor(q *Query) (*Text, error) {
+	t, ok, err := ScoreText(q)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // CheckScore refuses a query that orders by or returns $score without

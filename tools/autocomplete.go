@@ -11,7 +11,6 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
-	"github.com/parsemcp/parsemcp/query"
 )
 
 // Autocomplete limits.
@@ -78,9 +77,9 @@ func autocomplete(ctx context.Context, c *Call) (any, error) {
 	if strings.TrimSpace(args.Field) == "" {
 		return nil, argRequired("field")
 	}
-	f, ok := cls.Schema.Fields[args.Field]
-	if !ok {
-		return nil, query.DenyField(cls.Schema, args.Field, "field", "")
+	f, err := topField(cls.Schema, args.Field, "field")
+	if err != nil {
+		return nil, err
 	}
 	if f.Type != parse.TypeString {
 		return nil, argErr("field", "%q is a %s field; autocomplete completes String fields", args.Field, f.Type)

@@ -40,6 +40,7 @@ func TestAutocomplete(t *testing.T) {
 		t.Errorf("alice (-want +got):\n%s", d)
 	}
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "priority", "prefix": "1"}, tools.CodeInvalidArgument, "String fields")
+	e.refused("autocomplete", map[string]any{"class_name": "Project", "field": "meta.plan", "prefix": "p"}, tools.CodeInvalidArgument, `"meta.plan" is a path into meta`)
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": " "}, tools.CodeInvalidArgument, "prefix")
 	alice.refused("autocomplete", map[string]any{"class_name": "_User", "field": "email", "prefix": "a"}, fieldDenied, `field: "email" is not a field of _User`)
 }

@@ -55,7 +55,24 @@ func judgeScan(ctx context.Context, c *Call, cls *agent.Class, plan store.Plan, 
 	if !plan.FullScan || cfg.FullScanThreshold <= 0 {
 		return 0, false, nil
 	}
-	if n, err = cls.Count(ctx, &query.Query{Class: cls.Name()}); err != nil {
+	n, err = cls.Count(ctx, &query.Query{Class: cls.Name()})
+	var denied *agent.DeniedError
+	switch {
+	case errors.As(err, &denied):
+		// The agent may find but not count (class-level permissions): the
+		// class is sized as the operator's store holds it, for the
+		// decision only; the agent is not told the number.
+		if !refusesFullScans(c, cls) {
+			return 0, false, nil
+		}
+		if n, err = cls.StoredRows(ctx); err != nil {
+			return 0, false, err
+		}
+		if n > cfg.FullScanThreshold {
+			return 0, false, scanRefusal(cls.Name(), -1, cfg.FullScanThreshold, suggest)
+		}
+		return 0, false, nil
+	case err != nil:
 		return 0, false, err
 	}
 	if refusesFullScans(c, cls) && n > cfg.FullScanThreshold {
@@ -80,16 +97,22 @@ func guardPipelineScan(ctx context.Context, c *Call, cls *agent.Class, p *query.
 	return guardFullScan(ctx, c, cls, &query.Query{Class: cls.Name(), Where: query.AndOf(lead...)})
 }
 
-// scanRefusal is the refusal of a full scan of class, which holds n rows,
-// more than threshold.
+// scanRefusal is the refusal of a full scan of class, which holds n rows
+// (n < 0: a number the agent is not told), more than threshold.
 func scanRefusal(class string, n, threshold int64, suggest []map[string]int) error {
-	d := map[string]any{"row_count": n, "threshold": threshold}
+	d := map[string]any{"threshold": threshold}
+	rows := fmt.Sprintf("all %d rows", n)
+	if n >= 0 {
+		d["row_count"] = n
+	} else {
+		rows = "every row"
+	}
 	hint := "add a constraint on an indexed field"
 	if len(suggest) > 0 {
 		d["suggested_index"] = suggest
 		hint = "an index on " + strings.Join(indexFields(suggest), ", ") + " would serve it; until then add a constraint on an indexed field"
 	}
-	return Refusal("full_scan_refused", fmt.Sprintf("the query would scan all %d rows of %s (more than %d); %s", n, class, threshold, hint), d)
+	return Refusal("full_scan_refused", fmt.Sprintf("the query would scan %s of %s (more than %d); %s", rows, class, threshold, hint), d)
 }
 
 // suggestIndex proposes index keys for a where and order: equality fields
@@ -139,6 +162,9 @@ func suggestIndex(where query.Expr, order []query.OrderKey) []map[string]int {
 		add(f, 1)
 	}
 	for _, k := range order {
+		if k.Field == query.ScoreKey {
+			continue // the rank of a $text: no index key
+		}
 		if k.Desc {
 			add(k.Field, -1)
 		} else {

@@ -1,11 +1,15 @@
 package tools_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -189,5 +193,47 @@ func TestQueryClassResponseBudget(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{t1, t2, t3, t4, t5}, all); d != "" {
 		t.Fatalf("rows over the pages (-want +got):\n%s", d)
+	}
+}
+
+// An agent the class-level permissions let find but not count is judged
+// by the full-scan rule all the same: the class is sized as the store
+// holds it, for the decision only, and the refusal does not tell the
+// agent that number.
+func TestFullScanGuardWhenCountDenied(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	ctx := context.Background()
+	sch := parse.NewSchema("Notice")
+	sch.Fields["text"] = parse.Field{Type: parse.TypeString}
+	none := &parse.OpPerm{Entries: map[string]bool{}}
+	pub := &parse.OpPerm{Entries: map[string]bool{"*": true}}
+	sch.CLP.Find, sch.CLP.Get, sch.CLP.Count = pub, pub, none
+	if err := e.store.CreateClass(ctx, sch); err != nil {
+		t.Fatal(err)
+	}
+	var rows []parse.Object
+	for i := range 5 {
+		rows = append(rows, parse.Object{parse.FieldObjectID: fmt.Sprintf("N00000000%d", i), "text": "note", "ACL": map[string]any{"*": map[string]any{"read": true}}})
+	}
+	if err := e.store.Create(ctx, "Notice", rows); err != nil {
+		t.Fatal(err)
+	}
+	u := e.as(asUser(agent.Readonly, fixture.Alice))
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"query_class", map[string]any{"class_name": "Notice"}},
+		{"text_search", map[string]any{"class_name": "Notice", "field": "text", "term": "note"}},
+		{"get_sample_objects", map[string]any{"class_name": "Notice"}},
+		{"explain_query", map[string]any{"class_name": "Notice"}},
+	}
+	for _, c := range calls {
+		u.ok(c.tool, c.args)
+		u.refusingScans(100).ok(c.tool, c.args)
+		err := u.refusingScans(2).refused(c.tool, c.args, scanRefused, "the query would scan every row of Notice (more than 2)")
+		if _, told := err.Details["row_count"]; told {
+			t.Errorf("%s: the refusal tells the count the agent may not read: %v", c.tool, err.Details)
+		}
 	}
 }

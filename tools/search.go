@@ -106,14 +106,29 @@ func viewFields(sch parse.Schema) []string {
 	return out
 }
 
+// topField is the schema entry of a top-level field named by argument
+// arg: a field the agent cannot see is denied as anywhere else, and a
+// dotted path (into an Object field) is refused as an argument error.
+func topField(sch parse.Schema, name, arg string) (parse.Field, error) {
+	head, _, dotted := strings.Cut(name, ".")
+	f, ok := sch.Fields[head]
+	switch {
+	case !ok:
+		return f, query.DenyField(sch, head, arg, "")
+	case dotted:
+		return f, argErr(arg, "%q is a path into %s; name a top-level field", name, head)
+	}
+	return f, nil
+}
+
 // facetCounts counts the rows matching where per value of field, most
 // frequent first (ties by value), at most limit values: an Array field
 // counts each element.
 func facetCounts(ctx context.Context, c *Call, cls *agent.Class, where map[string]any, field string, limit int) ([]any, error) {
 	sch := cls.Schema
-	f, ok := sch.Fields[field]
-	if !ok {
-		return nil, query.DenyField(sch, field, "facets", "")
+	f, err := topField(sch, field, "facets")
+	if err != nil {
+		return nil, err
 	}
 	switch f.Type {
 	case parse.TypeString, parse.TypeNumber, parse.TypeBoolean, parse.TypePointer, parse.TypeArray:

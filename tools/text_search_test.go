@@ -115,6 +115,41 @@ func TestTextSearchScoreIsNotAHiddenField(t *testing.T) {
 	e.refused("query_class", map[string]any{"class_name": "Review", "order": "$score"}, tools.CodeInvalidQuery, "$score needs a $text")
 }
 
+// $score ranks by the caller's own $text: an operator filter's $text (on
+// a field the agent may not see) is never what the rank measures, and a
+// find ordered by $score without a $text of the caller's is refused even
+// when a filter holds one.
+func TestTextSearchScoreNotFromAFilter(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	ctx := context.Background()
+	review := parse.NewSchema("Review")
+	review.Fields["body"] = parse.Field{Type: parse.TypeString}
+	review.Fields["notes"] = parse.Field{Type: parse.TypeString}
+	if err := e.store.CreateClass(ctx, review); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.Create(ctx, "Review", []parse.Object{
+		{"objectId": "r000000001", "body": "great", "notes": "fraud"},
+		{"objectId": "r000000002", "body": "great", "notes": "fraud fraud fraud suspected fraud"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a := master(agent.Readonly)
+	a.Policy.Filters = []agent.ClassFilters{{"Review": {"notes": textSearch("fraud")}}}
+	a.Policy.Catalog = &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Review": {AgentFields: []string{"body"}}}}
+	e = e.as(a)
+	e.refused("query_class", map[string]any{"class_name": "Review", "order": "$score", "keys": []string{"body", "$score"}}, tools.CodeInvalidQuery, "$score needs a $text")
+	for _, out := range []map[string]any{
+		e.ok("query_class", map[string]any{"class_name": "Review", "where": map[string]any{"body": textSearch("great")}, "order": "$score", "keys": []string{"body", "$score"}}),
+		e.ok("text_search", map[string]any{"class_name": "Review", "field": "body", "term": "great"}),
+	} {
+		rows := objs(t, out["results"])
+		if len(rows) != 2 || rows[0]["score"] != rows[1]["score"] || rows[0]["notes"] != nil {
+			t.Fatalf("the rank is not body's (equal for both rows): %v", rows)
+		}
+	}
+}
+
 func textSearch(term string) map[string]any {
 	return map[string]any{"$text": map[string]any{"$search": map[string]any{"$term": term}}}
 }

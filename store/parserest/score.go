@@ -2,6 +2,7 @@ package parserest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -22,11 +23,13 @@ func scoreQuery(sch parse.Schema, q *query.Query) (out *query.Query, keys []stri
 	if !ok || err != nil {
 		return q, nil, false, err
 	}
-	if _, clash := sch.Fields[query.ScoreField]; clash && !q.WantsScore() {
-		// Parse Server's rank column would replace the field's value.
-		return nil, nil, false, fmt.Errorf("%w: ordering by %s on a class with a field named %q on Parse Server", store.ErrUnsupported, query.ScoreKey, query.ScoreField)
+	if _, clash := sch.Fields[query.ScoreField]; clash && !q.WantsScore() && (q.Keys == nil || slices.Contains(q.Keys, query.ScoreField)) {
+		// The field is asked for, and Parse Server's rank column would
+		// replace its value. (The governed scope always names the keys,
+		// so this names no field an agent may not see.)
+		return nil, nil, false, fmt.Errorf("%w: ordering by %s and reading a field named %q on Parse Server", store.ErrUnsupported, query.ScoreKey, query.ScoreField)
 	}
-	rest := withoutText(q.Where)
+	rest, _ := withoutText(q.Where, t)
 	cp := *q
 	cp.Where = query.AndOf(t, rest)
 	keys = []string{parse.FieldObjectID}
@@ -46,20 +49,29 @@ func scoreQuery(sch parse.Schema, q *query.Query) (out *query.Query, keys []stri
 	return &cp, append(keys, query.ScoreKey), true, nil
 }
 
-// withoutText is e without its $text constraint (at its top, or in an
-// $and there: the one query.ScoreText found).
-func withoutText(e query.Expr) query.Expr {
+// withoutText is e without the $text constraint t (at its top, or in an
+// $and there: where query.ScoreText finds it), once; removed says whether
+// it was there.
+func withoutText(e query.Expr, t query.Text) (out query.Expr, removed bool) {
 	switch x := e.(type) {
 	case query.Text:
-		return nil
+		if reflect.DeepEqual(x, t) {
+			return nil, true
+		}
 	case query.And:
 		var parts []query.Expr
 		for _, s := range x.Exprs {
-			if s = withoutText(s); s != nil {
+			if !removed {
+				var r bool
+				if s, r = withoutText(s, t); r {
+					removed = true
+				}
+			}
+			if s != nil {
 				parts = append(parts, s)
 			}
 		}
-		return query.AndOf(slices.Clip(parts)...)
+		return query.AndOf(slices.Clip(parts)...), removed
 	}
-	return e
+	return e, false
 }
