@@ -508,8 +508,8 @@ func TestPostgresStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	q, isErr := callTool(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open"}, "order": "-createdAt", "limit": 5, "include": []string{"project"}})
-	if isErr || len(q["results"].([]any)) != 5 {
+	q, isErr := callTool(t, cs, "query_class", map[string]any{"class_name": "Ticket", "where": map[string]any{"status": "open"}, "order": "-createdAt", "limit": 3, "include": []string{"project"}})
+	if isErr || len(q["results"].([]any)) != 3 {
 		t.Fatalf("query on postgres: %v", q)
 	}
 	for _, r := range q["results"].([]any) {
