@@ -62,6 +62,9 @@ func TestServeParseServer(t *testing.T) {
 		// answers the master key with (its PostgreSQL adapter's limits):
 		// parsemcp passes that answer on.
 		masterErr string
+		// sameDB: compared only with the postgres store on Parse Server's
+		// own database.
+		sameDB bool
 	}
 	var calls []call
 	for _, class := range []string{demo.ClassOrganization, demo.ClassProject, demo.ClassTicket, demo.ClassComment, demo.ClassCustomer, demo.ClassOrder} {
@@ -107,12 +110,37 @@ func TestServeParseServer(t *testing.T) {
 			map[string]any{"$group": map[string]any{"_id": "$t.status", "n": map[string]any{"$sum": 1}}},
 			map[string]any{"$sort": map[string]any{"n": -1}}}}, masterErr: "Invalid field name: t.status"},
 	)
+	// On the very database Parse Server keeps, the postgres store answers
+	// every call as Parse Server does, the newest objects included (the
+	// SQLite copy's timestamps are its own).
+	for _, class := range []string{demo.ClassProject, demo.ClassTicket, demo.ClassOrder} {
+		calls = append(calls, call{tool: "get_sample_objects", args: map[string]any{"class_name": class, "limit": 4}, sameDB: true})
+	}
+	for name, flags := range identities {
+		t.Run(name+"/same database", func(t *testing.T) {
+			want := parseConnect(t, startServe(t, nil, append([]string{"--store", srv.DatabaseURL()}, flags...)...).url)
+			got := parseConnect(t, startServe(t, env, append([]string{"--store", spec}, flags...)...).url)
+			for _, c := range calls {
+				if c.masterErr != "" && name == "master" {
+					continue // Parse Server's own /aggregate refuses it
+				}
+				w, wErr := callTool(t, want, c.tool, c.args)
+				g, gErr := callTool(t, got, c.tool, c.args)
+				if wErr != gErr || !reflect.DeepEqual(canonJSON(t, w), canonJSON(t, g)) {
+					t.Errorf("%s %v:\n postgres: %v\n parse:    %v", c.tool, c.args, w, g)
+				}
+			}
+		})
+	}
 	for name, flags := range identities {
 		t.Run(name, func(t *testing.T) {
 			want := parseConnect(t, startServe(t, nil, append([]string{"--store", "sqlite:" + sqlitePath}, flags...)...).url)
 			ps := startServe(t, env, append([]string{"--store", spec}, flags...)...)
 			got := parseConnect(t, ps.url)
 			for _, c := range calls {
+				if c.sameDB {
+					continue
+				}
 				g, gErr := callTool(t, got, c.tool, c.args)
 				if c.masterErr != "" && name == "master" {
 					if !gErr || !strings.Contains(fmt.Sprint(g["error"]), c.masterErr) {
