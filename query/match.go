@@ -288,7 +288,10 @@ func match(e Expr, obj parse.Object) (bool, error) {
 		return re.MatchString(col.s), nil
 	case Text: // textsearch: PostgreSQL's to_tsvector @@ to_tsquery
 		s, ok := obj[x.Path.Field].(string)
-		return ok && x.Query().MatchText(x.Language, s), nil
+		if !ok {
+			return false, nil
+		}
+		return x.Query().MatchText(x.Language, s) // PostgreSQL's error for a text too long for a tsvector
 	}
 	return false, notMatchable("unsupported constraint %T", e) // Matchable refused it already
 }

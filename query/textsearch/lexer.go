@@ -12,6 +12,7 @@
 package textsearch
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -204,6 +205,11 @@ type lexeme struct {
 	pos  int
 }
 
+// maxWordBytes is PostgreSQL's MAXSTRLEN: a token of this many bytes or
+// more is skipped ("word is too long to be indexed") and takes no
+// position.
+const maxWordBytes = 2048
+
 // lexemes reads text in lang: every token's normalized form with its
 // position (1-based), stop words included as "".
 func lexemes(lang, text string) []lexeme {
@@ -211,6 +217,9 @@ func lexemes(lang, text string) []lexeme {
 	out := make([]lexeme, 0, len(toks))
 	pos := 0
 	for _, t := range toks {
+		if len(t.text) >= maxWordBytes {
+			continue
+		}
 		if pos < maxPos {
 			pos++
 		}
@@ -249,7 +258,25 @@ var stopWords = func() map[string]bool {
 // Vector is a document's lexemes and their positions (to_tsvector).
 type Vector map[string][]int
 
-// NewVector is to_tsvector(lang, text).
+// maxNumPos is how many positions to_tsvector keeps per lexeme
+// (PostgreSQL's MAXNUMPOS - 1): later occurrences are dropped.
+const maxNumPos = 255
+
+// MaxVectorBytes is the largest tsvector PostgreSQL makes (MAXSTRPOS):
+// to_tsvector of a text whose lexemes and positions take more fails.
+const MaxVectorBytes = 1<<20 - 1
+
+// TooLongError is to_tsvector's "string is too long for tsvector": the
+// text's lexemes and positions take more than MaxVectorBytes.
+type TooLongError struct{ Bytes int }
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("string is too long for tsvector (%d bytes, max %d bytes)", e.Bytes, MaxVectorBytes)
+}
+
+// NewVector is to_tsvector(lang, text): each lexeme with its first 255
+// distinct positions, as PostgreSQL keeps them. It does not check the
+// size (Vectorize does).
 func NewVector(lang, text string) Vector {
 	v := Vector{}
 	for _, l := range lexemes(lang, text) {
@@ -257,9 +284,29 @@ func NewVector(lang, text string) Vector {
 			continue
 		}
 		ps := v[l.word]
-		if len(ps) == 0 || ps[len(ps)-1] != l.pos {
+		if len(ps) < maxNumPos && (len(ps) == 0 || ps[len(ps)-1] != l.pos) {
 			v[l.word] = append(ps, l.pos)
 		}
 	}
 	return v
+}
+
+// Vectorize is to_tsvector(lang, text) with PostgreSQL's size limit: a
+// *TooLongError where PostgreSQL raises one.
+func Vectorize(lang, text string) (Vector, error) {
+	v := NewVector(lang, text)
+	if n := v.bytes(); n > MaxVectorBytes {
+		return nil, &TooLongError{Bytes: n}
+	}
+	return v, nil
+}
+
+// bytes is the size PostgreSQL's make_tsvector computes: each lexeme,
+// aligned to 2 bytes, then a 2-byte count and 2 bytes a position.
+func (v Vector) bytes() int {
+	n := 0
+	for w, ps := range v {
+		n += len(w) + len(w)%2 + 2 + 2*len(ps)
+	}
+	return n
 }

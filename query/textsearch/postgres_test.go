@@ -2,13 +2,17 @@ package textsearch_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
@@ -40,6 +44,7 @@ func corpus(t *testing.T) []string {
 		"Crème brûlée naïve café ÉCOLE", "UPPER lower MiXeD", "a_b snake_case CamelCase",
 		"", "   ", "the and of", "Is there a limit on webhooks?",
 	}
+	texts = append(texts, longTexts()...)
 	for _, c := range []string{demo.ClassTicket, demo.ClassComment, demo.ClassProduct, demo.ClassProject, demo.ClassOrder, demo.ClassCustomer} {
 		sch, err := st.Schema(ctx, c)
 		if err != nil {
@@ -59,6 +64,36 @@ func corpus(t *testing.T) []string {
 		}
 	}
 	return texts
+}
+
+// longTexts are the security review's texts, at PostgreSQL's limits: a
+// word repeated past the 255 positions a lexeme keeps, past the last
+// position (16,383), distinct words piled on the last position, words of
+// 2,047 and 2,048 bytes (the longest PostgreSQL indexes, and one it skips).
+func longTexts() []string {
+	return []string{
+		strings.Repeat("apple ", 300) + "zzz",
+		strings.Repeat("apple ", 8000) + "zzz",
+		strings.Repeat("Apple pie. ", 400) + "zzz apple",
+		strings.Repeat("lorem ", 16383) + numbered("ab", 20000) + " zzz",
+		numbered("ab", 20000) + " zzz",
+		numbered("ab", 3000) + " " + numbered("cd", 3000),
+		"a " + strings.Repeat("x", 2047) + " b",
+		"a " + strings.Repeat("x", 2048) + " b zzz",
+		"a " + strings.Repeat("x", 3000) + "-y b",
+	}
+}
+
+// numbered is n words: prefix0 prefix1 …
+func numbered(prefix string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s%d", prefix, i)
+	}
+	return b.String()
 }
 
 func pgConn(t *testing.T) *pgx.Conn {
@@ -135,6 +170,9 @@ var searchTerms = []string{
 	"'the login'", "nothing", "zzz | slow", "!(slow | crash)", "heavy-duty", "drag-and-drop", "email",
 	"upgrade <-> dependencies", "finance & ledger", "time <-> out", "release <-> so", "v1 <-> endpoint",
 	"!slow <-> load", "slow <-> !load", "(slow | fast) <-> load", "(a & slow) <-> load",
+	// the review's: long texts (longTexts)
+	"appl <-> zzz", "appl & zzz", "zzz <-> appl", "appl <-> pie", "ab:* & zzz", "ab:* <-> zzz", "zzz <-> ab:*",
+	"(zzz <-> ab:*) & !qqq", "ab:* <-> cd:*", "ab:* & !cd:*", "a <-> b", "lorem <-> ab:*",
 }
 
 // TestQueriesAgreeWithPostgres: for every term, to_tsquery's text, and
@@ -144,6 +182,10 @@ func TestQueriesAgreeWithPostgres(t *testing.T) {
 	conn := pgConn(t)
 	ctx := context.Background()
 	for _, lang := range textsearch.Languages {
+		vectors := make([]textsearch.Vector, len(texts))
+		for i, text := range texts {
+			vectors[i] = textsearch.NewVector(lang, text)
+		}
 		for _, term := range searchTerms {
 			q, err := textsearch.Parse(lang, term)
 			if err != nil {
@@ -169,7 +211,7 @@ func TestQueriesAgreeWithPostgres(t *testing.T) {
 				if err := rows.Scan(&i, &match, &rank); err != nil {
 					t.Fatal(err)
 				}
-				v := textsearch.NewVector(lang, texts[i-1])
+				v := vectors[i-1]
 				if got, gotRank := q.Match(v), q.Rank(v); (got != match || gotRank != rank) && bad < 5 {
 					bad++
 					t.Errorf("%s %q @@ %q = %v rank %v, PostgreSQL %v rank %v", lang, texts[i-1], term, got, gotRank, match, rank)
@@ -196,6 +238,48 @@ func TestSyntaxErrorsAgreeWithPostgres(t *testing.T) {
 		_, pgErr := conn.Exec(ctx, `SELECT to_tsquery('english', $1)`, term)
 		if (err != nil) != (pgErr != nil) {
 			t.Errorf("%q: ours %v, PostgreSQL %v", term, err, pgErr)
+		}
+	}
+}
+
+// TestTooLongAgreesWithPostgres: to_tsvector refuses the texts whose
+// lexemes and positions take more than 1 MB, with the same size, and
+// makes the others.
+func TestTooLongAgreesWithPostgres(t *testing.T) {
+	conn := pgConn(t)
+	ctx := context.Background()
+	words := func(format string, n, times int) string {
+		var b strings.Builder
+		for i := range n {
+			for range times {
+				fmt.Fprintf(&b, format+" ", i)
+			}
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name string
+		text string
+	}{
+		{"87381 words of 8 bytes", words("w%07d", 87381, 1)}, // 12 bytes each: 1,048,572
+		{"87382 words of 8 bytes", words("w%07d", 87382, 1)},
+		{"74898 words of 9 bytes", words("v%08d", 74898, 1)}, // 9, 1 to align, 2 + 2: 14 bytes each
+		{"74899 words of 9 bytes", words("v%08d", 74899, 1)},
+		{"74898 words of 8 bytes twice", words("u%07d", 74898, 2)}, // 8 + 2 + 2·2
+		{"74899 words of 8 bytes twice", words("u%07d", 74899, 2)},
+	} {
+		_, err := textsearch.Vectorize("simple", c.text)
+		var n int
+		pgErr := conn.QueryRow(ctx, `SELECT length(to_tsvector('simple', $1))`, c.text).Scan(&n)
+		var pe *pgconn.PgError
+		switch {
+		case err == nil && pgErr == nil:
+		case err != nil && errors.As(pgErr, &pe):
+			if err.Error() != pe.Message {
+				t.Errorf("%s: %v, PostgreSQL %v", c.name, err, pe.Message)
+			}
+		default:
+			t.Errorf("%s: %v, PostgreSQL %v", c.name, err, pgErr)
 		}
 	}
 }

@@ -209,7 +209,11 @@ func init() {
 		if !ok || err != nil {
 			return nil, err
 		}
-		if q.MatchText(lang, text) {
+		match, err := q.MatchText(lang, text)
+		switch {
+		case err != nil: // PostgreSQL's error for a text too long for a tsvector
+			return nil, err
+		case match:
 			return int64(1), nil
 		}
 		return int64(0), nil
@@ -219,7 +223,11 @@ func init() {
 		if !ok || err != nil {
 			return nil, err
 		}
-		return textsearch.Score(q.Rank(textsearch.NewVector(lang, text))), nil
+		v, err := textsearch.Vectorize(lang, text)
+		if err != nil {
+			return nil, err
+		}
+		return textsearch.Score(q.Rank(v)), nil
 	})
 }
 
