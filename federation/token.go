@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
+	"unicode"
+
+	"github.com/parsemcp/parsemcp/internal/shape"
 )
 
 // TokenPrefix starts every personal access token, so a bearer token is
@@ -67,16 +69,30 @@ var (
 	ErrReadOnlyStore = errors.New("the store is read-only: keep tokens in a file (--tokens FILE)")
 )
 
-var (
-	tokenIDRE   = regexp.MustCompile(`^[A-Za-z0-9]{10}$`)
-	tokenNameRE = regexp.MustCompile(`^[\pL\pN _.@:-]{1,100}$`)
-)
+// validTokenID reports whether id has a token id's shape: what
+// ^[A-Za-z0-9]{10}$ matches.
+func validTokenID(id string) bool { return shape.Run(id, shape.Alnum, 10, 10) }
+
+// validTokenName reports whether name is 1 to 100 letters, digits (any
+// script: Unicode's L and N categories), spaces or . _ @ : -: what
+// ^[\pL\pN _.@:-]{1,100}$ matches. That regexp compiled into 100 copies of
+// the Unicode tables, 2 MB of heap held from start-up.
+func validTokenName(name string) bool {
+	n := 0
+	for _, r := range name { // an invalid byte is U+FFFD, neither L nor N
+		n++
+		if n > 100 || !(unicode.IsLetter(r) || unicode.IsNumber(r) || strings.ContainsRune(" _.@:-", r)) {
+			return false
+		}
+	}
+	return n > 0
+}
 
 // NewToken checks t's fields, gives it an id, a creation time and the hash
 // of a new secret, and returns it with the bearer token to hand out (shown
 // once, never stored).
 func NewToken(t Token, now time.Time) (Token, string, error) {
-	if !tokenNameRE.MatchString(t.Name) {
+	if !validTokenName(t.Name) {
 		return Token{}, "", fmt.Errorf("token name %q: use 1-100 letters, digits, spaces or . _ @ : -", t.Name)
 	}
 	switch t.Scope {
@@ -86,7 +102,7 @@ func NewToken(t Token, now time.Time) (Token, string, error) {
 	default:
 		return Token{}, "", fmt.Errorf("token scope %q: use read or write", t.Scope)
 	}
-	if t.Team != "" && !literalRE.MatchString(t.Team) {
+	if t.Team != "" && !validLiteral(t.Team) {
 		return Token{}, "", fmt.Errorf("team %q: use 1-64 letters, digits, underscores or hyphens", t.Team)
 	}
 	if !t.ExpiresAt.IsZero() && !t.ExpiresAt.After(now) {
@@ -112,7 +128,7 @@ func splitToken(bearer string) (id, secret string, ok bool) {
 		return "", "", false
 	}
 	id, secret, ok = strings.Cut(rest, "_")
-	if !ok || !tokenIDRE.MatchString(id) || len(secret) != 43 {
+	if !ok || !validTokenID(id) || len(secret) != 43 {
 		return "", "", false
 	}
 	return id, secret, true

@@ -4,8 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/parsemcp/parsemcp/internal/shape"
 )
 
 // DefaultPrefix is the first level of every federation topic.
@@ -24,23 +25,24 @@ type Entity struct {
 // String is "type/id".
 func (e Entity) String() string { return e.Type + "/" + e.ID }
 
-var (
-	entityTypeRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
-	entityIDRE   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	literalRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-)
+// idChars is [A-Za-z0-9_-], the characters of ids and literal levels.
+var idChars = shape.Word.Or(shape.Chars("-"))
+
+// validLiteral reports whether s may stand as a topic level as it is:
+// what ^[A-Za-z0-9_-]{1,64}$ matches.
+func validLiteral(s string) bool { return shape.Run(s, idChars, 1, 64) }
 
 // Validate checks that the entity's parts can stand in a topic as they
 // are: a type of letters, digits and underscores, an id and a team that
 // may also hold hyphens.
 func (e Entity) Validate() error {
-	if !entityTypeRE.MatchString(e.Type) {
+	if !shape.Run(e.Type, shape.Word, 1, 32) {
 		return fmt.Errorf("entity type %q: use 1-32 letters, digits or underscores", e.Type)
 	}
-	if !entityIDRE.MatchString(e.ID) {
+	if !shape.Run(e.ID, idChars, 1, 64) {
 		return fmt.Errorf("entity id %q: use 1-64 letters, digits, underscores or hyphens", e.ID)
 	}
-	if e.Team != "" && !literalRE.MatchString(e.Team) {
+	if e.Team != "" && !validLiteral(e.Team) {
 		return fmt.Errorf("team %q: use 1-64 letters, digits, underscores or hyphens", e.Team)
 	}
 	return nil
@@ -61,7 +63,7 @@ func ParseEntity(s string) (Entity, error) {
 // an empty or long string) becomes "~" and a hash, which no literal
 // segment can equal.
 func Segment(s string) string {
-	if literalRE.MatchString(s) {
+	if validLiteral(s) {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))

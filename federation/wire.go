@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/parsemcp/parsemcp/internal/shape"
 )
 
 // DefaultMaxPayload bounds an MQTT payload the federation accepts or sends
@@ -60,14 +61,17 @@ type Tool struct {
 	input *jsonschema.Resolved // InputSchema, once validate accepted it
 }
 
-var remoteToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_.\-/]{1,128}$`)
+// validRemoteToolName is ^[A-Za-z0-9_.\-/]{1,128}$.
+func validRemoteToolName(s string) bool { return shape.Run(s, remoteToolNameChars, 1, 128) }
+
+var remoteToolNameChars = shape.Alnum.Or(shape.Chars("_.-/"))
 
 // validate checks a tool against what the platform and the MCP SDK need
 // of it, within the bounds of limits.go: a usable name, bounded texts, an
 // object input schema the arguments can be checked against (kept in
 // t.input), and an object output schema if any.
 func (t *Tool) validate() error {
-	if !remoteToolNameRE.MatchString(t.Name) {
+	if !validRemoteToolName(t.Name) {
 		return fmt.Errorf("tool name %.80q: not a valid MCP tool name", t.Name)
 	}
 	if err := checkText("title", t.Title, MaxTitleBytes); err != nil {
@@ -222,7 +226,7 @@ func decodeTool(i int, raw json.RawMessage) (Tool, error) {
 			Name string `json:"name"`
 		}
 		name := fmt.Sprintf("#%d", i+1)
-		if json.Unmarshal(raw, &n) == nil && remoteToolNameRE.MatchString(n.Name) {
+		if json.Unmarshal(raw, &n) == nil && validRemoteToolName(n.Name) {
 			name = n.Name
 		}
 		return t, fmt.Errorf("tool %s: nested deeper than %d levels", name, MaxSchemaDepth)
@@ -249,7 +253,8 @@ var (
 	ErrMalformed       = errors.New("malformed payload")
 )
 
-var corrIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validCorrID is ^[A-Za-z0-9_-]{1,64}$.
+func validCorrID(s string) bool { return shape.Run(s, idChars, 1, 64) }
 
 // decodeStrict decodes one JSON value of at most max bytes into v; a
 // second value, trailing garbage or an oversized payload is an error.
@@ -284,7 +289,7 @@ func decodeRequest(b []byte, max int) (*request, error) {
 	if err := decodeBounded(b, max, &r); err != nil {
 		return nil, err
 	}
-	if !corrIDRE.MatchString(r.ID) {
+	if !validCorrID(r.ID) {
 		return nil, fmt.Errorf("%w: bad or missing id", ErrMalformed)
 	}
 	switch r.Method {
@@ -301,7 +306,7 @@ func decodeResponse(b []byte, max int) (*response, error) {
 	if err := decodeStrict(b, max, &r); err != nil {
 		return nil, err
 	}
-	if !corrIDRE.MatchString(r.ID) {
+	if !validCorrID(r.ID) {
 		return nil, fmt.Errorf("%w: bad or missing id", ErrMalformed)
 	}
 	if (r.Error == nil) == (len(r.Result) == 0) {

@@ -61,7 +61,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !corrIDRE.MatchString(r.ID) {
+		if !validCorrID(r.ID) {
 			t.Fatalf("accepted id %q", r.ID)
 		}
 		// What an agent does next with the params (ServeAgent).
@@ -125,7 +125,7 @@ func FuzzDecodeResponse(f *testing.F) {
 			t.Fatalf("%d tools past a limit of 3", len(tools))
 		}
 		for _, tl := range tools {
-			if !remoteToolNameRE.MatchString(tl.Name) {
+			if !validRemoteToolName(tl.Name) {
 				t.Fatalf("accepted tool name %q", tl.Name)
 			}
 			name := ExposedName(d1, tl.Name)

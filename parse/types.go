@@ -10,8 +10,9 @@ package parse
 import (
 	"crypto/rand"
 	"fmt"
-	"regexp"
 	"time"
+
+	"github.com/parsemcp/parsemcp/internal/shape"
 )
 
 // FieldType names a Parse field type as it appears in a schema.
@@ -148,16 +149,10 @@ func DateValue(v any) (time.Time, bool) {
 	return t, err == nil
 }
 
-var (
-	classNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,119}$`)
-	fieldNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,127}$`)
-	objectIDRE  = regexp.MustCompile(`^[A-Za-z0-9]{1,64}$`)
-)
-
 // ValidClassName reports whether name is a legal class name: a user class
 // (letter, then letters, digits, underscores) or one of the system classes.
 func ValidClassName(name string) bool {
-	return systemClasses[name] || classNameRE.MatchString(name)
+	return systemClasses[name] || shape.Lead(name, shape.Letters, shape.Word, 120) // ^[A-Za-z][A-Za-z0-9_]{0,119}$
 }
 
 // systemClasses are the underscore-prefixed classes: Parse Server's own
@@ -171,11 +166,13 @@ var systemClasses = map[string]bool{
 }
 
 // ValidFieldName reports whether name is a legal user field name.
-func ValidFieldName(name string) bool { return fieldNameRE.MatchString(name) }
+// It is ^[A-Za-z][A-Za-z0-9_]{0,127}$.
+func ValidFieldName(name string) bool { return shape.Lead(name, shape.Letters, shape.Word, 128) }
 
 // ValidObjectID reports whether id has the shape of an objectId. Parse
 // generates 10 characters; imported data may carry longer alphanumeric ids.
-func ValidObjectID(id string) bool { return objectIDRE.MatchString(id) }
+// It is ^[A-Za-z0-9]{1,64}$.
+func ValidObjectID(id string) bool { return shape.Run(id, shape.Alnum, 1, 64) }
 
 const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -13,16 +12,31 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/shape"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
+// The names a policy holds (internal/shape: checks without regexps).
 var (
-	profileNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	methodNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-	roleNameRE    = regexp.MustCompile(`^[A-Za-z0-9_\- ]{1,128}$`)
-	envNameRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	hexDigestRE   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	profileNameChars = shape.Alnum.Or(shape.Chars("_.-"))
+	roleNameChars    = shape.Word.Or(shape.Chars("- "))
+	envNameFirst     = shape.Letters.Or(shape.Chars("_"))
 )
+
+// validProfileName is ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.
+func validProfileName(s string) bool { return shape.Lead(s, shape.Alnum, profileNameChars, 64) }
+
+// validMethodName is ^[A-Za-z][A-Za-z0-9_]{0,63}$.
+func validMethodName(s string) bool { return shape.Lead(s, shape.Letters, shape.Word, 64) }
+
+// validRoleName is ^[A-Za-z0-9_\- ]{1,128}$.
+func validRoleName(s string) bool { return shape.Run(s, roleNameChars, 1, 128) }
+
+// validEnvName is ^[A-Za-z_][A-Za-z0-9_]{0,127}$.
+func validEnvName(s string) bool { return shape.Lead(s, envNameFirst, shape.Word, 128) }
+
+// validHexDigest is ^[0-9a-fA-F]{64}$.
+func validHexDigest(s string) bool { return shape.Run(s, shape.Hex, 64, 64) }
 
 // internalField reports whether name (or its head, for a dotted path) is a
 // storage column or credential that no filter, allowlist or template may

@@ -19,7 +19,7 @@ import (
 func (b *builder) method(key string, rm *rawMethod) *agent.Method {
 	p := pth{"methods", key}
 	class, name, ok := strings.Cut(key, ".")
-	if !ok || !parse.ValidClassName(class) || !methodNameRE.MatchString(name) {
+	if !ok || !parse.ValidClassName(class) || !validMethodName(name) {
 		b.errAt(p, 0, `method names are "Class.name": a class name, a dot, then a letter followed by letters, digits or underscores`)
 		return nil
 	}

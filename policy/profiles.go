@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,7 +20,7 @@ import (
 
 func (b *builder) profile(pol *Policy, name string, rp *rawProfile) *Profile {
 	p := pth{"agents", name}
-	if !profileNameRE.MatchString(name) {
+	if !validProfileName(name) {
 		b.errAt(p, 0, "profile names are a letter or digit followed by letters, digits, '.', '_' or '-' (at most 64)")
 		return nil
 	}
@@ -55,8 +56,8 @@ func (b *builder) profile(pol *Policy, name string, rp *rawProfile) *Profile {
 	prof.Methods = b.nameFilter(&rp.Methods, p.k("methods"), func(at pth, n string) {
 		class, meth, qualified := strings.Cut(n, ".")
 		switch {
-		case qualified && (!parse.ValidClassName(class) || !methodNameRE.MatchString(meth)),
-			!qualified && !methodNameRE.MatchString(n):
+		case qualified && (!parse.ValidClassName(class) || !validMethodName(meth)),
+			!qualified && !validMethodName(n):
 			b.errAt(at, 0, `%q is not a method name (use "name" for any class or "Class.name")`, n)
 		case !declaredMethod(pol.Catalog, n):
 			b.warnAt(at, 0, "no declared method matches %q", n)
@@ -111,13 +112,16 @@ func declaredMethod(c *agent.Catalog, entry string) bool {
 // agent's tool, "<type>-<id>__<tool>" (the names the federation gives
 // them), or, with a star ending a prefix, all of an agent's tools
 // ("<type>-<id>__*") or every agent of a type ("<type>-*").
-var remoteToolEntryRE = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}-([A-Za-z0-9_-]*\*|[A-Za-z0-9_-]{1,64}__[A-Za-z0-9_-]{1,64})$`)
+// It is compiled when a policy names a remote tool, not at start-up.
+var remoteToolEntryRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9_]{1,32}-([A-Za-z0-9_-]*\*|[A-Za-z0-9_-]{1,64}__[A-Za-z0-9_-]{1,64})$`)
+})
 
 func (b *builder) checkTool(at pth, name string) {
 	if strings.Contains(name, "-") {
 		// Only remote tools' names hold a hyphen. Their agents come and
 		// go, so only the entry's form can be checked here.
-		if !remoteToolEntryRE.MatchString(name) {
+		if !remoteToolEntryRE().MatchString(name) {
 			b.errAt(at, 0, "%q: a remote agent's tool is named TYPE-ID__TOOL; a star ends a prefix: TYPE-ID__* (all its tools), TYPE-* (every agent of the type)", name)
 		}
 		return
@@ -178,7 +182,7 @@ func (b *builder) identity(n *yaml.Node, p pth) IdentitySpec {
 				return IdentitySpec{}
 			}
 			for _, r := range roles {
-				if !roleNameRE.MatchString(r) {
+				if !validRoleName(r) {
 					b.errAt(p.k(k.Value), v.Line, "%q is not a valid role name (letters, digits, '_', '-' and spaces)", r)
 					return IdentitySpec{}
 				}
@@ -211,7 +215,7 @@ func (b *builder) key(rk *rawKey, p pth) (Key, bool) {
 	}
 	switch {
 	case rk.Env != "":
-		if !envNameRE.MatchString(rk.Env) {
+		if !validEnvName(rk.Env) {
 			b.errAt(p.k("env"), 0, "%q is not an environment variable name", rk.Env)
 			return Key{}, false
 		}
@@ -223,7 +227,7 @@ func (b *builder) key(rk *rawKey, p pth) (Key, bool) {
 		}
 		return k, true
 	case rk.SHA256 != "":
-		if !hexDigestRE.MatchString(rk.SHA256) {
+		if !validHexDigest(rk.SHA256) {
 			b.errAt(p.k("sha256"), 0, "want the 64 hex digits of the key's SHA-256 digest")
 			return Key{}, false
 		}

@@ -2,13 +2,17 @@ package prompts
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/parsemcp/parsemcp/internal/shape"
 )
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// validName is ^[a-z][a-z0-9_]{0,63}$.
+func validName(s string) bool { return shape.Lead(s, shape.Lower, nameChars, 64) }
+
+var nameChars = shape.Lower.Or(shape.Digits, shape.Chars("_"))
 
 // Registry is the set of prompts a server offers. It is safe for concurrent
 // use.
@@ -32,7 +36,7 @@ func NewRegistry() *Registry {
 }
 
 func validate(p Prompt) error {
-	if !nameRE.MatchString(p.Name) {
+	if !validName(p.Name) {
 		return fmt.Errorf("prompt name %q: use a lowercase letter, then lowercase letters, digits and underscores (at most 64)", p.Name)
 	}
 	if p.Render == nil {

@@ -68,7 +68,7 @@ func (p *pipeParser) group(arg any, at string) (Stage, error) {
 			if strings.HasPrefix(k, "$") {
 				return nil, errAt(cat, "operator %s mixed with key names; a composite key maps names to values", k)
 			}
-			if !subKeyRE.MatchString(k) {
+			if !validSubKey(k) {
 				return nil, errAt(cat, "invalid key name %q", k)
 			}
 			op, err := p.operand(im[k], cat, true)

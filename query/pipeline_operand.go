@@ -73,7 +73,7 @@ func (p *pipeParser) named(name, s, at, prefix string) (Operand, error) {
 	}
 	t := f.Type
 	for _, seg := range strings.Split(rest, ".") {
-		if !subKeyRE.MatchString(seg) {
+		if !validSubKey(seg) {
 			return Operand{}, errAt(at, "invalid path segment %q in %s", seg, s)
 		}
 		st, err := t.sub(seg)

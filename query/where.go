@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	names "github.com/parsemcp/parsemcp/internal/shape"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
@@ -15,7 +16,10 @@ import (
 // exhaust the stack.
 const MaxDepth = 16
 
-var subKeyRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$`)
+// validSubKey is ^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$: a key below a field.
+func validSubKey(s string) bool { return names.Lead(s, names.Word, subKeyChars, 128) }
+
+var subKeyChars = names.Word.Or(names.Chars("-"))
 
 // ParseWhere parses a REST where-constraint against a class schema. The
 // result is nil when the constraint is empty. Operators that name another
@@ -174,7 +178,7 @@ func (p *whereParser) resolve(name, at string) (Path, error) {
 		return Path{}, errAt(at, "%q is a %s field: dotted paths only reach into Object fields", head, f.Type)
 	}
 	for _, seg := range strings.Split(rest, ".") {
-		if !subKeyRE.MatchString(seg) {
+		if !validSubKey(seg) {
 			return Path{}, errAt(at, "invalid path segment %q", seg)
 		}
 		path.Sub = append(path.Sub, seg)

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/shape"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
@@ -108,7 +108,10 @@ func (t *Tool) Info() agent.ToolInfo {
 	return agent.ToolInfo{Name: t.Name, Permission: t.Permission, Gate: t.Gate, Op: t.Op, ReadOnly: t.ReadOnly, Remote: t.Remote, Team: t.Team, OperatorOnly: t.OperatorOnly}
 }
 
-var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// validToolName is ^[a-z][a-z0-9_]{0,63}$.
+func validToolName(s string) bool { return shape.Lead(s, shape.Lower, toolNameChars, 64) }
+
+var toolNameChars = shape.Lower.Or(shape.Digits, shape.Chars("_"))
 
 // Registry is the set of tools a server offers. It is safe for concurrent use.
 type Registry struct {
@@ -142,7 +145,7 @@ func (r *Registry) register(in *Tool) error {
 		return errors.New("nil tool")
 	}
 	t := *in // the caller's value is not changed
-	if !toolNameRE.MatchString(t.Name) {
+	if !validToolName(t.Name) {
 		return fmt.Errorf("tool name %q: use lowercase letters, digits and underscores", t.Name)
 	}
 	if t.Handler == nil {

@@ -114,7 +114,7 @@ func main() {
 func run(ctx context.Context, c config) error {
 	start := time.Now()
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d)%s, %s/%s, %s; load average %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), loadavg())
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), bench.LoadAverage())
 
 	// The store: a small demo dataset in a temporary directory.
 	dir, err := os.MkdirTemp("", "parsemcp-bench-live-")
@@ -351,7 +351,7 @@ func run(ctx context.Context, c config) error {
 	if !ok {
 		overall = "FAIL"
 	}
-	fmt.Printf("overall: %s  (run took %v; load average %s)\n", overall, time.Since(start).Round(time.Second), loadavg())
+	fmt.Printf("overall: %s  (run took %v; load average %s)\n", overall, time.Since(start).Round(time.Second), bench.LoadAverage())
 	return nil
 }
 
@@ -882,16 +882,4 @@ func cpuModel() string {
 		}
 	}
 	return ""
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -127,7 +127,7 @@ func repoRoot() string {
 func run(ctx context.Context, c config) error {
 	log := os.Stderr
 	repo := repoRoot()
-	loadBefore := loadAverage()
+	loadBefore := bench.LoadAverage()
 	if c.db == "" {
 		if err := bench.Reachable(ctx, c.admin); err != nil {
 			return fmt.Errorf("PostgreSQL at %s: %w", c.admin, err)
@@ -276,7 +276,7 @@ func run(ctx context.Context, c config) error {
 	}
 
 	// Report.
-	fmt.Printf("machine: %s; load average before the run %s, after %s (a recorded run needs a quiet machine)\n", machine(), loadBefore, loadAverage())
+	fmt.Printf("machine: %s; load average before the run %s, after %s (a recorded run needs a quiet machine)\n", machine(), loadBefore, bench.LoadAverage())
 	fmt.Printf("client: %s; %d rounds × %s per cell, interleaved; medians over rounds (p50/p99 over every request of the cell's rounds)\n", c.client, c.rounds, c.duration)
 	fmt.Printf("MCP protocol: the client asks %s; each server's answer: %s\n", requestedProtocol(c.client, c.protocol), protocols(ts))
 	rc := c.resultContent
@@ -573,13 +573,4 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d CPUs (%s), %s/%s, %s", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version())
-}
-
-// loadAverage is the 1, 5 and 15 minute load average, or "?".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "?"
 }

@@ -20,6 +20,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if path := os.Getenv(HeapProfileEnv); path != "" {
+		go profileHeapPeaks(ctx, path)
+	}
 	var err error
 	if dotEnv, err = loadDotEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "parsemcp:", err)
