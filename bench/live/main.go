@@ -54,6 +54,8 @@ import (
 	"syscall"
 	"time"
 
+	benchenv "github.com/parsemcp/parsemcp/bench"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
@@ -114,7 +116,7 @@ func main() {
 func run(ctx context.Context, c config) error {
 	start := time.Now()
 	fmt.Printf("machine: %d CPUs (GOMAXPROCS %d)%s, %s/%s, %s; load average %s\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), bench.LoadAverage())
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), benchenv.LoadAverage())
 
 	// The store: a small demo dataset in a temporary directory.
 	dir, err := os.MkdirTemp("", "parsemcp-bench-live-")
@@ -351,7 +353,7 @@ func run(ctx context.Context, c config) error {
 	if !ok {
 		overall = "FAIL"
 	}
-	fmt.Printf("overall: %s  (run took %v; load average %s)\n", overall, time.Since(start).Round(time.Second), bench.LoadAverage())
+	fmt.Printf("overall: %s  (run took %v; load average %s)\n", overall, time.Since(start).Round(time.Second), benchenv.LoadAverage())
 	return nil
 }
 
