@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -33,38 +32,6 @@ func stripSmuggled(h http.Header) {
 			}
 		}
 	}
-}
-
-// envelopeOK reports whether a body is a JSON-RPC 2.0 message (or a batch
-// of them): "jsonrpc":"2.0" and a method, or a result/error (a response to
-// a server request).
-func envelopeOK(body []byte) bool {
-	body = bytes.TrimSpace(body)
-	one := func(raw json.RawMessage) bool {
-		var m struct {
-			JSONRPC string          `json:"jsonrpc"`
-			Method  *string         `json:"method"`
-			Result  json.RawMessage `json:"result"`
-			Error   json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(raw, &m) != nil || m.JSONRPC != "2.0" {
-			return false
-		}
-		return (m.Method != nil && *m.Method != "") || m.Result != nil || m.Error != nil
-	}
-	if len(body) > 0 && body[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
-			return false
-		}
-		for _, m := range batch {
-			if !one(m) {
-				return false
-			}
-		}
-		return true
-	}
-	return one(body)
 }
 
 func rpcError(w http.ResponseWriter, status, code int, msg string) {
@@ -110,19 +77,21 @@ func precheck(w http.ResponseWriter, r *http.Request, opts HTTPOptions) bool {
 	return true
 }
 
-// checkBody validates a POST body; false means it answered.
-func checkBody(w http.ResponseWriter, body []byte) bool {
+// checkBody validates a POST body and returns its messages, decoded once
+// (envelope); false means it answered.
+func checkBody(w http.ResponseWriter, body []byte) (envelope, bool) {
 	if jsonenc.NestingDepth(body, MaxJSONNesting) > MaxJSONNesting {
 		rpcError(w, http.StatusBadRequest, -32700, "JSON nested too deeply")
-		return false
+		return envelope{}, false
 	}
-	if !json.Valid(body) {
+	env, ok := parseEnvelope(body)
+	if !ok && !json.Valid(body) {
 		rpcError(w, http.StatusBadRequest, -32700, "Parse error: the body is not valid JSON")
-		return false
+		return envelope{}, false
 	}
-	if !envelopeOK(body) {
+	if !ok || !env.wellFormed() {
 		rpcError(w, http.StatusBadRequest, -32600, "Invalid Request: expected a JSON-RPC 2.0 message")
-		return false
+		return envelope{}, false
 	}
-	return true
+	return env, true
 }

@@ -204,6 +204,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
+	var env envelope  // a POST body's messages, decoded once
 	var method string // of a single-message POST body
 	rc := http.NewResponseController(w)
 	if r.Method == http.MethodPost && r.Body != nil {
@@ -220,11 +221,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rpcError(w, http.StatusBadRequest, -32700, "cannot read request body")
 			return
 		}
-		if !checkBody(w, body) {
+		var ok bool
+		if env, ok = checkBody(w, body); !ok {
 			return
 		}
 		var lifted []byte
-		lifted, method = liftBody(body)
+		lifted, method = liftEnvelope(body, env)
 		r.Body = io.NopCloser(bytes.NewReader(lifted))
 	}
 	// The request is read: its response may stream for as long as the
@@ -237,7 +239,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !stateless {
 		switch {
 		case sid != "" && !validSessionID(sid):
-			rpcErrorID(w, http.StatusBadRequest, requestID(body), -32600, "invalid Mcp-Session-Id")
+			rpcErrorID(w, http.StatusBadRequest, env.id(), -32600, "invalid Mcp-Session-Id")
 			return
 		case sid == "" && r.Method != http.MethodPost:
 			rpcError(w, http.StatusBadRequest, -32600, "missing Mcp-Session-Id")
@@ -250,11 +252,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil || a == nil {
 		if err == nil || errors.Is(err, agent.ErrUnauthorized) {
 			challenge(w, r, h.opts.OAuth)
-			rpcErrorID(w, http.StatusUnauthorized, requestID(body), CodeUnauthorized, "unauthorized")
+			rpcErrorID(w, http.StatusUnauthorized, env.id(), CodeUnauthorized, "unauthorized")
 			return
 		}
 		h.srv.log.ErrorContext(r.Context(), "agent factory failed", "err", err)
-		rpcErrorID(w, http.StatusInternalServerError, requestID(body), -32603, "Internal error")
+		rpcErrorID(w, http.StatusInternalServerError, env.id(), -32603, "Internal error")
 		return
 	}
 	principal := principalKey(a, err)
@@ -267,13 +269,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !stateless && sid != "" {
 		if !h.enter(sid, principal) {
 			// Unknown and foreign sessions get the same answer.
-			rpcErrorID(w, http.StatusNotFound, requestID(body), -32600, "session not found")
+			rpcErrorID(w, http.StatusNotFound, env.id(), -32600, "session not found")
 			return
 		}
 		defer h.leave(sid)
 	}
 
-	if !stateless && sid != "" && r.Method == http.MethodPost && countCalls(body) > 0 {
+	if !stateless && sid != "" && r.Method == http.MethodPost && env.calls() > 0 {
 		h.calling(sid, 1)
 		defer h.calling(sid, -1) // once the SDK has sent the answers
 	}
@@ -282,7 +284,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// stream, and counts as one.
 	switch {
 	case r.Method == http.MethodGet, r.Method == http.MethodPost && method == "subscriptions/listen":
-		if res.ticket = h.admission.admitListener(w, requestID(body), principal); res.ticket == nil {
+		if res.ticket = h.admission.admitListener(w, env.id(), principal); res.ticket == nil {
 			return
 		}
 		defer res.ticket.release()
@@ -297,8 +299,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r, res.conn = r.WithContext(ctx), ctx
 		}
 	case r.Method == http.MethodPost:
-		if n := countCalls(body); n > 0 {
-			if res.ticket = h.admission.admitCalls(w, r, requestID(body), principal, n); res.ticket == nil {
+		if n := env.calls(); n > 0 {
+			if res.ticket = h.admission.admitCalls(w, r, env.id(), principal, n); res.ticket == nil {
 				return
 			}
 			defer res.ticket.release()
@@ -312,7 +314,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// principal before the client can learn it; its idle timer starts
 		// when this request ends.
 		if !h.reserve(principal) {
-			refuse(w, http.StatusTooManyRequests, requestID(body), CodeRateLimited, "too many sessions for this principal", "rate_limited")
+			refuse(w, http.StatusTooManyRequests, env.id(), CodeRateLimited, "too many sessions for this principal", "rate_limited")
 			return
 		}
 		rw.onHeader = func(status int) {
@@ -388,52 +390,6 @@ func isLoopback(hostport string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.IsLoopback()
-}
-
-// countCalls returns how many requests (a method with an id) a body
-// holds: such a POST is answered with a stream (or one JSON response),
-// unlike notifications and responses (202).
-func countCalls(body []byte) int {
-	one := func(raw json.RawMessage) bool {
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		return json.Unmarshal(raw, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
-	}
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil {
-			return 0
-		}
-		n := 0
-		for _, m := range batch {
-			if one(m) {
-				n++
-			}
-		}
-		return n
-	}
-	if one(body) {
-		return 1
-	}
-	return 0
-}
-
-// requestID returns the id of a single JSON-RPC request body, or nil.
-func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if len(body) == 0 || json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
-		return nil
-	}
-	switch m.ID[0] {
-	case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return m.ID
-	}
-	return nil
 }
 
 // rpcErrorID answers a JSON-RPC error carrying the request's id (null when

@@ -202,19 +202,26 @@ func (s *Server) CallToolWithApproval(ctx context.Context, name string, args jso
 // batches and anything else pass unchanged), and returns the message's
 // method ("" when the body is not one message).
 func liftBody(body []byte) ([]byte, string) {
-	if t := bytes.TrimLeft(body, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	env, ok := parseEnvelope(body)
+	if !ok {
 		return body, ""
+	}
+	return liftEnvelope(body, env)
+}
+
+// liftEnvelope is liftBody for a body already decoded (env).
+func liftEnvelope(body []byte, env envelope) ([]byte, string) {
+	m, ok := env.single()
+	if !ok || m.Method == nil {
+		return body, ""
+	}
+	method := *m.Method
+	p, changed := liftRequest(method, m.ID, m.Params)
+	if !changed {
+		return body, method
 	}
 	var msg map[string]json.RawMessage
 	if err := json.Unmarshal(body, &msg); err != nil {
-		return body, ""
-	}
-	var method string
-	if json.Unmarshal(msg["method"], &method) != nil {
-		return body, ""
-	}
-	p, changed := liftRequest(method, msg["id"], msg["params"])
-	if !changed {
 		return body, method
 	}
 	msg["params"] = p
