@@ -37,6 +37,9 @@ func MarshalTrusted(v any) ([]byte, error) {
 	return segjson.Append(make([]byte, 0, 1024), v, flags|segjson.TrustRawMessage)
 }
 
+// AppendString appends s as Append encodes a string value.
+func AppendString(dst []byte, s string) []byte { return segjson.AppendEscape(dst, s, segjson.EscapeHTML) }
+
 // AppendQuoted appends text (usually JSON) as one JSON string, escaped as
 // encoding/json escapes a string.
 func AppendQuoted(dst, text []byte) []byte {

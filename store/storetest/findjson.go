@@ -50,7 +50,7 @@ func testFindJSONKeep(t *testing.T, s store.Store) {
 	  {"objectId": "e1", "str": "<b>&</b> \u2028", "num": 1.5, "flag": true, "day": {"__type": "Date", "iso": "2024-05-06T07:08:09.123Z"},
 	   "obj": {"z": 1, "a": [null]}, "ptr": {"__type": "Pointer", "className": "_User", "objectId": "u1"},
 	   "ACL": {"*": {"read": true}}},
-	  {"objectId": "e2", "num": 2}
+	  {"objectId": "e2", "num": 2, "ptr": {"__type": "Pointer", "className": "_User", "objectId": "u2"}, "day": {"__type": "Date", "iso": "1969-12-31T23:59:59.999Z"}}
 	]`))
 	q := &query.Query{ReadACL: query.NoACLFilter, Class: "Everything", Limit: -1, Order: []query.OrderKey{{Field: parse.FieldObjectID}}}
 	rows := mustFind(t, s, q)

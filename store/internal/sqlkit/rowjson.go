@@ -27,7 +27,24 @@ type RowWriter struct {
 	// ones the row holds.
 	vals []any
 	has  []bool
+	// direct[i], for a Pointer or a Date field (but createdAt and
+	// updatedAt), is the JSON text before its value: those are written
+	// from norm[i], the normalized value, without building the REST
+	// value's map (the bytes jsonenc gives for parse.Pointer and
+	// parse.Date).
+	direct [][]byte
+	norm   []parse.Normalized
+	typed  func(i int, f parse.Field, n parse.Normalized) bool
 }
+
+// pointerPrefix and datePrefix are the JSON text of a Pointer of class and
+// of a Date before their value, keys in jsonenc's order.
+func pointerPrefix(class string) []byte {
+	b := jsonenc.AppendString([]byte(`{"__type":"Pointer","className":`), class)
+	return append(b, `,"objectId":`...)
+}
+
+var datePrefix = []byte(`{"__type":"Date","iso":"`)
 
 // NewRowWriter returns the writer of rows of fields of sch (as FindSQL
 // returned them) keeping the fields keep admits (nil: every field).
@@ -45,13 +62,29 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 		w.key[i] = append(jsonenc.AppendQuoted(nil, []byte(name)), ':')
 	}
 	sort.Slice(w.order, func(a, b int) bool { return names[w.order[a]] < names[w.order[b]] })
+	w.direct, w.norm = make([][]byte, len(fields)), make([]parse.Normalized, len(fields))
+	for i, name := range fields {
+		switch f := sch.Fields[name]; {
+		case f.Type == parse.TypePointer:
+			w.direct[i] = pointerPrefix(f.TargetClass)
+		case f.Type == parse.TypeDate && name != parse.FieldCreatedAt && name != parse.FieldUpdatedAt:
+			w.direct[i] = datePrefix
+		}
+	}
+	w.typed = func(i int, _ parse.Field, n parse.Normalized) bool {
+		if w.direct[i] == nil || n.Null {
+			return false
+		}
+		w.norm[i], w.has[i] = n, true
+		return true
+	}
 	return w
 }
 
 // Append appends the JSON object of one row to dst.
 func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 	clear(w.has)
-	err := rowValues(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true })
+	err := readRow(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true }, w.typed)
 	if err != nil {
 		return dst, err
 	}
@@ -66,12 +99,29 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 		}
 		first = false
 		dst = append(dst, w.key[i]...)
+		if p := w.direct[i]; p != nil && w.vals[i] == nil {
+			dst = w.appendDirect(dst, i, p)
+			continue
+		}
 		if dst, err = jsonenc.Append(dst, w.vals[i]); err != nil {
 			return dst, err
 		}
 	}
 	clear(w.vals)
 	return append(dst, '}'), nil
+}
+
+// appendDirect writes field i's Pointer or Date from its normalized value
+// after its prefix p.
+func (w *RowWriter) appendDirect(dst []byte, i int, p []byte) []byte {
+	dst = append(dst, p...)
+	n := &w.norm[i]
+	if p[len(p)-1] == '"' { // a Date: {"__type":"Date","iso":"…"}
+		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
+		return append(dst, '"', '}')
+	}
+	dst = jsonenc.AppendString(dst, n.String)
+	return append(dst, '}')
 }
 
 // presizeRows bounds the pages whose buffer FindJSON sizes after the

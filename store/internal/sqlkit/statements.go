@@ -88,6 +88,14 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 // NULL column is no field. It is the one reading of a row: DecodeRow
 // builds an object of it, RowWriter JSON text.
 func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any)) error {
+	return readRow(c, sch, fields, vals, set, nil)
+}
+
+// readRow is rowValues with a hook: typed, when not nil, is offered each
+// field's normalized value first, and a field it takes (true) is not
+// turned into its REST value (RowWriter writes Pointers and Dates
+// straight from it).
+func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any), typed func(i int, f parse.Field, n parse.Normalized) bool) error {
 	i := 0
 	for fi, name := range fields {
 		f := sch.Fields[name]
@@ -130,6 +138,9 @@ func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set
 		n, err := c.Value(f, v)
 		if err != nil {
 			return fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
+		}
+		if typed != nil && typed(fi, f, n) {
+			continue
 		}
 		set(fi, name, parse.Denormalize(name, f, n))
 	}
