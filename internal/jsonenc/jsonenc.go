@@ -38,7 +38,9 @@ func MarshalTrusted(v any) ([]byte, error) {
 }
 
 // AppendString appends s as Append encodes a string value.
-func AppendString(dst []byte, s string) []byte { return segjson.AppendEscape(dst, s, segjson.EscapeHTML) }
+func AppendString(dst []byte, s string) []byte {
+	return segjson.AppendEscape(dst, s, segjson.EscapeHTML)
+}
 
 // AppendQuoted appends text (usually JSON) as one JSON string, escaped as
 // encoding/json escapes a string.
