@@ -43,7 +43,7 @@ func (c conn) Query(ctx context.Context, sqlText string, args []any, row func(va
 		return wrapErr(ctx, err)
 	}
 	defer rows.Close()
-	return sqlkit.Each(ctx, rows, rows.Values, row, wrapErr)
+	return sqlkit.Each(ctx, rows, rowValues(rows), row, wrapErr)
 }
 
 // Exec runs a statement returning no rows.
