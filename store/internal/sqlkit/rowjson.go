@@ -46,6 +46,9 @@ func pointerPrefix(class string) []byte {
 
 var datePrefix = []byte(`{"__type":"Date","iso":"`)
 
+// aclPrefix marks the ACL, written from its _rperm and _wperm entries.
+var aclPrefix = []byte(`{`)
+
 // NewRowWriter returns the writer of rows of fields of sch (as FindSQL
 // returned them) keeping the fields keep admits (nil: every field).
 func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
@@ -65,6 +68,8 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 	w.direct, w.norm = make([][]byte, len(fields)), make([]parse.Normalized, len(fields))
 	for i, name := range fields {
 		switch f := sch.Fields[name]; {
+		case name == parse.FieldACL:
+			w.direct[i] = aclPrefix
 		case f.Type == parse.TypePointer:
 			w.direct[i] = pointerPrefix(f.TargetClass)
 		case f.Type == parse.TypeDate && name != parse.FieldCreatedAt && name != parse.FieldUpdatedAt:
@@ -114,13 +119,43 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 // appendDirect writes field i's Pointer or Date from its normalized value
 // after its prefix p.
 func (w *RowWriter) appendDirect(dst []byte, i int, p []byte) []byte {
-	dst = append(dst, p...)
 	n := &w.norm[i]
+	if perms, ok := n.JSON.([2][]string); ok {
+		return appendACL(dst, perms[0], perms[1])
+	}
+	dst = append(dst, p...)
 	if p[len(p)-1] == '"' { // a Date: {"__type":"Date","iso":"…"}
 		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
 		return append(dst, '"', '}')
 	}
 	dst = jsonenc.AppendString(dst, n.String)
+	return append(dst, '}')
+}
+
+// appendACL writes the ACL of a row's _rperm and _wperm entries as
+// jsonenc writes parse.ACLFromPerms(r, w).Encode(): entries sorted, each
+// {"read":true}, {"write":true} or both.
+func appendACL(dst []byte, r, w []string) []byte {
+	entries := make([]string, 0, len(r)+len(w))
+	entries = append(append(entries, r...), w...)
+	slices.Sort(entries)
+	entries = slices.Compact(entries)
+	dst = append(dst, '{')
+	for j, e := range entries {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonenc.AppendString(dst, e)
+		read, write := slices.Contains(r, e), slices.Contains(w, e)
+		switch {
+		case read && write:
+			dst = append(dst, `:{"read":true,"write":true}`...)
+		case read:
+			dst = append(dst, `:{"read":true}`...)
+		default:
+			dst = append(dst, `:{"write":true}`...)
+		}
+	}
 	return append(dst, '}')
 }
 

@@ -116,7 +116,9 @@ func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set f
 				if w == nil {
 					w = []string{}
 				}
-				set(fi, parse.FieldACL, parse.ACLFromPerms(r, w).Encode())
+				if typed == nil || !typed(fi, parse.Field{Type: parse.TypeACL}, parse.Normalized{JSON: [2][]string{r, w}}) {
+					set(fi, parse.FieldACL, parse.ACLFromPerms(r, w).Encode())
+				}
 			}
 			i += 2
 			continue
