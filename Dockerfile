@@ -6,6 +6,8 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# The patched go-sdk copy go.mod replaces the SDK with (third_party/go-sdk/PATCHES.md).
+COPY third_party/go-sdk ./third_party/go-sdk
 RUN go mod download
 COPY . .
 ARG VERSION=dev
