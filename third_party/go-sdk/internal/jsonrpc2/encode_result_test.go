@@ -31,3 +31,37 @@ func TestEncodeResultAsGeneralPath(t *testing.T) {
 		}
 	}
 }
+
+type rawMarshaler string
+
+func (r rawMarshaler) MarshalJSON() ([]byte, error) { return []byte(r), nil }
+
+type ptrMarshaler struct{ s string }
+
+func (p *ptrMarshaler) MarshalJSON() ([]byte, error) { return []byte(p.s), nil }
+
+// A Marshaler's compact output is taken as it is (the bytes encoding/json
+// would give), an invalid one is an error as in encoding/json, and a nil
+// pointer Marshaler is encoded as encoding/json encodes it (null).
+func TestMarshalerRawAsEncodingJSON(t *testing.T) {
+	for _, m := range []any{rawMarshaler(`{"a":[1,"<&>"],"b":{}}`), rawMarshaler(`"x"`), &ptrMarshaler{`[true,null]`}} {
+		got, err := marshalToRaw(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonMarshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v: got %s, want %s", m, got, want)
+		}
+	}
+	if _, err := marshalToRaw(rawMarshaler(`{"a":`)); err == nil {
+		t.Error("an invalid Marshaler output was accepted")
+	}
+	var nilPtr *ptrMarshaler
+	if got, err := marshalToRaw(nilPtr); err != nil || string(got) != "null" {
+		t.Errorf("nil pointer Marshaler: %s %v", got, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
@@ -264,11 +265,40 @@ func marshalToRaw(obj any) (json.RawMessage, error) {
 	if obj == nil {
 		return nil, nil
 	}
+	if data, ok, err := marshalerRaw(obj); ok {
+		return data, err
+	}
 	data, err := jsonMarshal(obj)
 	if err != nil {
 		return nil, err
 	}
 	return json.RawMessage(data), nil
+}
+
+// marshalerRaw is the JSON of a json.Marshaler that is not a nil
+// pointer: its own output, checked valid, without the copy encoding/json
+// makes to compact it (for a large result that copy and its buffer cost
+// as much as producing the text). encoding/json with HTML escaping off
+// only drops insignificant whitespace from a Marshaler's valid output, so
+// for the compact output of every Marshaler of this module (and
+// encoding/json's own) the bytes are the same. ok is false when obj is no
+// such Marshaler.
+func marshalerRaw(obj any) (data json.RawMessage, ok bool, err error) {
+	m, isM := obj.(json.Marshaler)
+	if !isM {
+		return nil, false, nil
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, false, nil
+	}
+	data, err = m.MarshalJSON()
+	if err != nil {
+		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: err}
+	}
+	if !json.Valid(data) {
+		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: errors.New("invalid JSON")}
+	}
+	return bytes.TrimSpace(data), true, nil
 }
 
 // jsonMarshal marshals obj to JSON like json.Marshal but without HTML escaping.
