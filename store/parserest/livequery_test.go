@@ -96,9 +96,11 @@ func TestWatchClassPerCredential(t *testing.T) {
 		t.Error("a class LiveQuery refuses was subscribed")
 	}
 
-	// Parse Server restarts: every subscription is made again.
-	srv.Restart()
+	// Parse Server restarts: every subscription is made again. (The count
+	// is taken before the restart: the resync may come before Restart
+	// returns.)
 	n := len(recAlice.Changes())
+	srv.Restart()
 	deadline := time.Now().Add(storetest.FeedWait)
 	for !slices.ContainsFunc(recAlice.Changes()[n:], func(c store.Change) bool { return c.Op == store.ChangeResync }) {
 		if time.Now().After(deadline) {
