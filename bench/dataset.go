@@ -8,14 +8,13 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/democache"
 	"github.com/parsemcp/parsemcp/store/postgres"
-	"github.com/parsemcp/parsemcp/store/sqlite"
 )
 
 // CachedSQLite returns the path of the demo dataset of the given size in
@@ -23,48 +22,17 @@ import (
 // the file `parsemcp serve --demo --demo-rows N` uses too), generating it
 // into a temporary file renamed into place when it is absent.
 func CachedSQLite(ctx context.Context, rows int, log io.Writer) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		dir = os.TempDir()
-	}
-	dir = filepath.Join(dir, "parsemcp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, fmt.Sprintf("demo-%s-%d.sqlite", demo.Version, rows))
-	if _, err := os.Stat(path); err == nil {
-		fmt.Fprintf(log, "sqlite: reusing cached demo dataset %s\n", path)
-		return path, nil
-	}
-	tmp, err := os.CreateTemp(dir, "demo-*.sqlite.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmpPath := tmp.Name()
-	tmp.Close()
-	defer func() {
-		for _, p := range []string{tmpPath, tmpPath + "-wal", tmpPath + "-shm"} {
-			os.Remove(p)
-		}
-	}()
 	start := time.Now()
-	st, err := sqlite.Create(ctx, tmpPath)
-	if err != nil {
+	ds, err := democache.SQLite(ctx, rows, nil)
+	switch {
+	case err != nil:
 		return "", err
+	case ds.Generated == nil:
+		fmt.Fprintf(log, "sqlite: reusing cached demo dataset %s\n", ds.Path)
+	default:
+		fmt.Fprintf(log, "sqlite: generated %d demo objects into %s in %s\n", ds.Generated.Objects, ds.Path, time.Since(start).Round(time.Millisecond))
 	}
-	stats, err := demo.Generate(ctx, st, demo.Options{Rows: rows})
-	if err != nil {
-		st.Close()
-		return "", fmt.Errorf("demo data: %w", err)
-	}
-	if err := st.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmpPath, path); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(log, "sqlite: generated %d demo objects into %s in %s\n", stats.Objects, path, time.Since(start).Round(time.Millisecond))
-	return path, nil
+	return ds.Path, nil
 }
 
 // PostgresURL is the server the benchmark creates its database on:

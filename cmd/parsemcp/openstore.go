@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/democache"
 	"github.com/parsemcp/parsemcp/internal/flagconfig"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/parserest"
@@ -131,49 +130,14 @@ func ensureDemo(ctx context.Context, log *slog.Logger, st store.Store, rows int)
 	return err
 }
 
-// cachedDemo returns the path of a cached demo database of the given size,
-// creating it (in a temporary file renamed into place) when absent.
+// cachedDemo returns the path of the cached demo database of the given
+// size (internal/democache), logging whether it was reused or created.
 func cachedDemo(ctx context.Context, log *slog.Logger, rows int) (string, error) {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		dir = os.TempDir()
+	ds, err := democache.SQLite(ctx, rows, func(path string) { log.Info("creating demo dataset", "rows", rows, "path", path) })
+	if err == nil && ds.Generated == nil {
+		log.Info("reusing cached demo dataset", "path", ds.Path)
 	}
-	dir = filepath.Join(dir, "parsemcp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, fmt.Sprintf("demo-%s-%d.sqlite", demo.Version, rows))
-	if _, err := os.Stat(path); err == nil {
-		log.Info("reusing cached demo dataset", "path", path)
-		return path, nil
-	}
-	tmp, err := os.CreateTemp(dir, "demo-*.sqlite.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmpPath := tmp.Name()
-	tmp.Close()
-	defer func() {
-		for _, p := range []string{tmpPath, tmpPath + "-wal", tmpPath + "-shm"} {
-			os.Remove(p)
-		}
-	}()
-	log.Info("creating demo dataset", "rows", rows, "path", path)
-	st, err := sqlite.Create(ctx, tmpPath)
-	if err != nil {
-		return "", err
-	}
-	if _, err := demo.Generate(ctx, st, demo.Options{Rows: rows}); err != nil {
-		st.Close()
-		return "", fmt.Errorf("demo data: %w", err)
-	}
-	if err := st.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmpPath, path); err != nil {
-		return "", err
-	}
-	return path, nil
+	return ds.Path, err
 }
 
 // agentFactory returns the factory of the agents this process serves, from
