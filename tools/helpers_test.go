@@ -10,6 +10,7 @@ import (
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/tools"
@@ -262,6 +263,20 @@ func (e *env) next(tool string, out map[string]any) map[string]any {
 		e.t.Fatalf("next_call names %v, want %s", nc["tool"], tool)
 	}
 	return e.ok(tool, nc["arguments"])
+}
+
+// addClass creates the class sch in e's store, holding objs.
+func (e *env) addClass(sch parse.Schema, objs ...parse.Object) {
+	e.t.Helper()
+	ctx := context.Background()
+	if err := e.store.CreateClass(ctx, sch); err != nil {
+		e.t.Fatal(err)
+	}
+	if len(objs) > 0 {
+		if err := e.store.Create(ctx, sch.ClassName, objs); err != nil {
+			e.t.Fatal(err)
+		}
+	}
 }
 
 // count is count_objects' answer for class as the master key.

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -202,22 +201,16 @@ func TestQueryClassResponseBudget(t *testing.T) {
 // agent that number.
 func TestFullScanGuardWhenCountDenied(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	ctx := context.Background()
 	sch := parse.NewSchema("Notice")
 	sch.Fields["text"] = parse.Field{Type: parse.TypeString}
 	none := &parse.OpPerm{Entries: map[string]bool{}}
 	pub := &parse.OpPerm{Entries: map[string]bool{"*": true}}
 	sch.CLP.Find, sch.CLP.Get, sch.CLP.Count = pub, pub, none
-	if err := e.store.CreateClass(ctx, sch); err != nil {
-		t.Fatal(err)
-	}
 	var rows []parse.Object
 	for i := range 5 {
 		rows = append(rows, parse.Object{parse.FieldObjectID: fmt.Sprintf("N00000000%d", i), "text": "note", "ACL": map[string]any{"*": map[string]any{"read": true}}})
 	}
-	if err := e.store.Create(ctx, "Notice", rows); err != nil {
-		t.Fatal(err)
-	}
+	e.addClass(sch, rows...)
 	u := e.as(asUser(agent.Readonly, fixture.Alice))
 	calls := []struct {
 		tool string

@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -82,16 +81,10 @@ func TestTextSearchGoverned(t *testing.T) {
 // stays hidden from a plain find, and a search's score is the rank.
 func TestTextSearchScoreIsNotAHiddenField(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	ctx := context.Background()
 	review := parse.NewSchema("Review")
 	review.Fields["body"] = parse.Field{Type: parse.TypeString}
 	review.Fields["score"] = parse.Field{Type: parse.TypeNumber}
-	if err := e.store.CreateClass(ctx, review); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Create(ctx, "Review", []parse.Object{{"objectId": "r000000001", "body": "great battery, great screen", "score": 99.0}}); err != nil {
-		t.Fatal(err)
-	}
+	e.addClass(review, parse.Object{"objectId": "r000000001", "body": "great battery, great screen", "score": 99.0})
 	e = e.withCatalog(&agent.Catalog{Classes: map[string]*agent.ClassMeta{"Review": {AgentFields: []string{"body"}}}})
 	search := textSearch("great")
 	for _, args := range []map[string]any{
@@ -121,19 +114,12 @@ func TestTextSearchScoreIsNotAHiddenField(t *testing.T) {
 // when a filter holds one.
 func TestTextSearchScoreNotFromAFilter(t *testing.T) {
 	e := newEnv(t, master(agent.Readonly))
-	ctx := context.Background()
 	review := parse.NewSchema("Review")
 	review.Fields["body"] = parse.Field{Type: parse.TypeString}
 	review.Fields["notes"] = parse.Field{Type: parse.TypeString}
-	if err := e.store.CreateClass(ctx, review); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.Create(ctx, "Review", []parse.Object{
-		{"objectId": "r000000001", "body": "great", "notes": "fraud"},
-		{"objectId": "r000000002", "body": "great", "notes": "fraud fraud fraud suspected fraud"},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.addClass(review,
+		parse.Object{"objectId": "r000000001", "body": "great", "notes": "fraud"},
+		parse.Object{"objectId": "r000000002", "body": "great", "notes": "fraud fraud fraud suspected fraud"})
 	a := master(agent.Readonly)
 	a.Policy.Filters = []agent.ClassFilters{{"Review": {"notes": textSearch("fraud")}}}
 	a.Policy.Catalog = &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Review": {AgentFields: []string{"body"}}}}
