@@ -3,7 +3,6 @@ package audit
 import (
 	"reflect"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -115,8 +114,6 @@ func storedValue(v reflect.Value) any {
 			m[k] = anyList(list)
 		}
 		return m
-	case time.Time:
-		return parse.Date(x)
 	}
 	return v.Interface()
 }

@@ -184,6 +184,14 @@ func argErr(arg, format string, a ...any) *Error {
 	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q ", arg) + fmt.Sprintf(format, a...), Details: map[string]any{"argument": arg}}
 }
 
+// skipArg checks the skip argument of a paged tool.
+func skipArg(skip int) error {
+	if skip < 0 || skip > MaxSkip {
+		return argErr("skip", "must be between 0 and %d", MaxSkip)
+	}
+	return nil
+}
+
 func argRequired(name string) *Error {
 	return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q is required", name), Details: map[string]any{"argument": name}}
 }
@@ -273,8 +281,8 @@ func parseFind(ctx context.Context, cls *agent.Class, w Where, order string, lim
 	if f.limit, err = intArg("limit", limit, def, 1, max); err != nil {
 		return f, err
 	}
-	if skip < 0 || skip > MaxSkip {
-		return f, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument \"skip\" must be between 0 and %d", MaxSkip), Details: map[string]any{"argument": "skip"}}
+	if err := skipArg(skip); err != nil {
+		return f, err
 	}
 	f.skip = skip
 	if f.where, f.whereObj, err = w.parse(ctx, cls); err != nil {

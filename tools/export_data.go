@@ -250,8 +250,8 @@ func exportPipeline(ctx context.Context, c *Call, cls *agent.Class, args exportA
 	if err != nil {
 		return nil, err
 	}
-	if args.Skip < 0 || args.Skip > MaxSkip {
-		return nil, argErr("skip", "must be between 0 and %d", MaxSkip)
+	if err := skipArg(args.Skip); err != nil {
+		return nil, err
 	}
 	raw, err := args.Pipeline.raw()
 	if err != nil {

@@ -75,13 +75,13 @@ func searchFind(ctx context.Context, c *Call, cls *agent.Class, where map[string
 	if err != nil {
 		return nil, false, err
 	}
-	top := []string(keys)
+	var top []string
 	if keys != nil {
 		if top, _, _, err = projection(cls.Schema, keys, nil); err != nil {
 			return nil, false, err
 		}
 	} else if top, _ = largeFieldKeys(cls); top == nil {
-		top = viewFields(cls.Schema)
+		top = cls.Schema.FieldNames()
 	}
 	q := &query.Query{Class: cls.Name(), Where: expr, Order: []query.OrderKey{{Field: query.ScoreKey, Desc: true}},
 		Limit: limit + 1, Skip: skip, Keys: append(top, query.ScoreKey)}
@@ -93,17 +93,6 @@ func searchFind(ctx context.Context, c *Call, cls *agent.Class, where map[string
 	}
 	rows, hasMore = pageOf(rows, limit)
 	return rows, hasMore, nil
-}
-
-// viewFields are the fields of the agent's view of a class.
-func viewFields(sch parse.Schema) []string {
-	var out []string
-	for _, name := range sch.FieldNames() {
-		if name != parse.FieldACL {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 // topField is the schema entry of a top-level field named by argument

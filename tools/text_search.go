@@ -59,8 +59,8 @@ func textSearch(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if args.Skip < 0 || args.Skip > MaxSkip {
-		return nil, argErr("skip", "must be between 0 and %d", MaxSkip)
+	if err := skipArg(args.Skip); err != nil {
+		return nil, err
 	}
 	where, err := args.textWhere()
 	if err != nil {
