@@ -27,27 +27,36 @@ type RowWriter struct {
 	// ones the row holds.
 	vals []any
 	has  []bool
-	// direct[i], for a Pointer or a Date field (but createdAt and
-	// updatedAt), is the JSON text before its value: those are written
-	// from norm[i], the normalized value, without building the REST
-	// value's map (the bytes jsonenc gives for parse.Pointer and
-	// parse.Date).
-	direct [][]byte
+	// kind[i] says how field i is written: through jsonenc from its REST
+	// value, or (a Pointer, a Date but createdAt and updatedAt, the ACL)
+	// straight from what its columns hold, the bytes jsonenc gives for
+	// parse.Pointer, parse.Date and the ACL's encoding, without building
+	// those maps. For such a field of the row, direct[i] is set and norm[i]
+	// (a Pointer, a Date) or perms[i] (the ACL) hold its value.
+	kind   []fieldKind
+	prefix [][]byte // a Pointer field's JSON text before its objectId
+	direct []bool
 	norm   []parse.Normalized
-	typed  func(i int, f parse.Field, n parse.Normalized) bool
+	perms  [][2][]string
+	hooks  rowHooks
 }
 
-// pointerPrefix and datePrefix are the JSON text of a Pointer of class and
-// of a Date before their value, keys in jsonenc's order.
+// fieldKind is how RowWriter writes a field.
+type fieldKind uint8
+
+const (
+	viaREST fieldKind = iota
+	directPointer
+	directDate
+	directACL
+)
+
+// pointerPrefix is the JSON text of a Pointer of class before its
+// objectId, keys in jsonenc's order.
 func pointerPrefix(class string) []byte {
 	b := jsonenc.AppendString([]byte(`{"__type":"Pointer","className":`), class)
 	return append(b, `,"objectId":`...)
 }
-
-var datePrefix = []byte(`{"__type":"Date","iso":"`)
-
-// aclPrefix marks the ACL, written from its _rperm and _wperm entries.
-var aclPrefix = []byte(`{`)
 
 // NewRowWriter returns the writer of rows of fields of sch (as FindSQL
 // returned them) keeping the fields keep admits (nil: every field).
@@ -65,23 +74,30 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 		w.key[i] = append(jsonenc.AppendQuoted(nil, []byte(name)), ':')
 	}
 	sort.Slice(w.order, func(a, b int) bool { return names[w.order[a]] < names[w.order[b]] })
-	w.direct, w.norm = make([][]byte, len(fields)), make([]parse.Normalized, len(fields))
+	n := len(fields)
+	w.kind, w.prefix, w.direct, w.norm, w.perms = make([]fieldKind, n), make([][]byte, n), make([]bool, n), make([]parse.Normalized, n), make([][2][]string, n)
 	for i, name := range fields {
 		switch f := sch.Fields[name]; {
 		case name == parse.FieldACL:
-			w.direct[i] = aclPrefix
+			w.kind[i] = directACL
 		case f.Type == parse.TypePointer:
-			w.direct[i] = pointerPrefix(f.TargetClass)
+			w.kind[i], w.prefix[i] = directPointer, pointerPrefix(f.TargetClass)
 		case f.Type == parse.TypeDate && name != parse.FieldCreatedAt && name != parse.FieldUpdatedAt:
-			w.direct[i] = datePrefix
+			w.kind[i] = directDate
 		}
 	}
-	w.typed = func(i int, _ parse.Field, n parse.Normalized) bool {
-		if w.direct[i] == nil || n.Null {
-			return false
-		}
-		w.norm[i], w.has[i] = n, true
-		return true
+	w.hooks = rowHooks{
+		typed: func(i int, n parse.Normalized) bool {
+			if (w.kind[i] != directPointer && w.kind[i] != directDate) || n.Null {
+				return false
+			}
+			w.norm[i], w.has[i], w.direct[i] = n, true, true
+			return true
+		},
+		acl: func(i int, r, wr []string) bool {
+			w.perms[i], w.has[i], w.direct[i] = [2][]string{r, wr}, true, true
+			return true
+		},
 	}
 	return w
 }
@@ -89,7 +105,8 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 // Append appends the JSON object of one row to dst.
 func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 	clear(w.has)
-	err := readRow(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true }, w.typed)
+	clear(w.direct)
+	err := readRow(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true }, w.hooks)
 	if err != nil {
 		return dst, err
 	}
@@ -104,8 +121,8 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 		}
 		first = false
 		dst = append(dst, w.key[i]...)
-		if p := w.direct[i]; p != nil && w.vals[i] == nil {
-			dst = w.appendDirect(dst, i, p)
+		if w.direct[i] {
+			dst = w.appendDirect(dst, i)
 			continue
 		}
 		if dst, err = jsonenc.Append(dst, w.vals[i]); err != nil {
@@ -116,19 +133,18 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendDirect writes field i's Pointer or Date from its normalized value
-// after its prefix p.
-func (w *RowWriter) appendDirect(dst []byte, i int, p []byte) []byte {
-	n := &w.norm[i]
-	if perms, ok := n.JSON.([2][]string); ok {
-		return appendACL(dst, perms[0], perms[1])
-	}
-	dst = append(dst, p...)
-	if p[len(p)-1] == '"' { // a Date: {"__type":"Date","iso":"…"}
-		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
+// appendDirect writes field i of the row from what its columns hold.
+func (w *RowWriter) appendDirect(dst []byte, i int) []byte {
+	switch w.kind[i] {
+	case directACL:
+		return appendACL(dst, w.perms[i][0], w.perms[i][1])
+	case directDate: // {"__type":"Date","iso":"…"}
+		dst = append(dst, `{"__type":"Date","iso":"`...)
+		dst = w.norm[i].Time.UTC().AppendFormat(dst, parse.DateLayout)
 		return append(dst, '"', '}')
 	}
-	dst = jsonenc.AppendString(dst, n.String)
+	dst = append(dst, w.prefix[i]...)
+	dst = jsonenc.AppendString(dst, w.norm[i].String)
 	return append(dst, '}')
 }
 

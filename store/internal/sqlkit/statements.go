@@ -88,14 +88,20 @@ func DecodeRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any) (pa
 // NULL column is no field. It is the one reading of a row: DecodeRow
 // builds an object of it, RowWriter JSON text.
 func rowValues(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any)) error {
-	return readRow(c, sch, fields, vals, set, nil)
+	return readRow(c, sch, fields, vals, set, rowHooks{})
 }
 
-// readRow is rowValues with a hook: typed, when not nil, is offered each
-// field's normalized value first, and a field it takes (true) is not
-// turned into its REST value (RowWriter writes Pointers and Dates
-// straight from it).
-func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any), typed func(i int, f parse.Field, n parse.Normalized) bool) error {
+// rowHooks let a reader of rows take some fields before they become REST
+// values (RowWriter writes them as JSON straight from what the columns
+// hold). A hook returning false leaves the field to the REST value.
+type rowHooks struct {
+	// typed is offered each field's normalized value.
+	typed func(i int, n parse.Normalized) bool
+	// acl is offered the row's _rperm and _wperm entries.
+	acl func(i int, r, w []string) bool
+}
+
+func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any), h rowHooks) error {
 	i := 0
 	for fi, name := range fields {
 		f := sch.Fields[name]
@@ -116,7 +122,7 @@ func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set f
 				if w == nil {
 					w = []string{}
 				}
-				if typed == nil || !typed(fi, parse.Field{Type: parse.TypeACL}, parse.Normalized{JSON: [2][]string{r, w}}) {
+				if h.acl == nil || !h.acl(fi, r, w) {
 					set(fi, parse.FieldACL, parse.ACLFromPerms(r, w).Encode())
 				}
 			}
@@ -141,7 +147,7 @@ func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set f
 		if err != nil {
 			return fmt.Errorf("class %s field %s: %w", sch.ClassName, name, err)
 		}
-		if typed != nil && typed(fi, f, n) {
+		if h.typed != nil && h.typed(fi, n) {
 			continue
 		}
 		set(fi, name, parse.Denormalize(name, f, n))
