@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -42,5 +43,9 @@ func TestAutocomplete(t *testing.T) {
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "priority", "prefix": "1"}, tools.CodeInvalidArgument, "String fields")
 	e.refused("autocomplete", map[string]any{"class_name": "Project", "field": "meta.plan", "prefix": "p"}, tools.CodeInvalidArgument, `"meta.plan" is a path into meta`)
 	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": " "}, tools.CodeInvalidArgument, "prefix")
+	e.refused("autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": strings.Repeat("é", tools.MaxPrefix+1)}, tools.CodeInvalidArgument, "more than 200")
+	if got := e.ok("autocomplete", map[string]any{"class_name": "Ticket", "field": "status", "prefix": strings.Repeat("é", tools.MaxPrefix)})["suggestions"]; len(got.([]any)) != 0 {
+		t.Errorf("a %d-character prefix: %v", tools.MaxPrefix, got)
+	}
 	alice.refused("autocomplete", map[string]any{"class_name": "_User", "field": "email", "prefix": "a"}, fieldDenied, `field: "email" is not a field of _User`)
 }
