@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // envelope is a POST body's JSON-RPC message or batch, decoded once: the
@@ -32,10 +34,18 @@ func parseEnvelope(body []byte) (env envelope, ok bool) {
 	body = bytes.TrimSpace(body)
 	if len(body) > 0 && body[0] == '[' {
 		env.batch = true
-		return env, json.Unmarshal(body, &env.msgs) == nil
+		return env, decodeAsSDK(body, &env.msgs) == nil
 	}
 	env.msgs = make([]envMessage, 1)
-	return env, json.Unmarshal(body, &env.msgs[0]) == nil
+	return env, decodeAsSDK(body, &env.msgs[0]) == nil
+}
+
+// decodeAsSDK decodes as the SDK's JSON-RPC layer does (the same decoder,
+// member names matched exactly), so the checks here read a message as the
+// SDK will.
+func decodeAsSDK(body []byte, v any) error {
+	_, err := segjson.Parse(body, v, segjson.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 // wellFormed reports whether every message is JSON-RPC 2.0 and a request,

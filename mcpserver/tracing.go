@@ -12,13 +12,15 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/parsemcp/parsemcp/internal/telemetry"
 )
 
 // tracer makes this package's spans: one per MCP request, the guard
 // chain and the tool of a tools/call, each subscription delivery. Spans
 // carry names (method, tool, class, profile), codes and sizes, never
 // argument values or row data. Without a configured provider
-// (internal/telemetry) they cost next to nothing.
+// (internal/telemetry.On) none is made.
 var tracer = otel.Tracer("github.com/parsemcp/parsemcp/mcpserver")
 
 // Span attribute keys.
@@ -40,6 +42,9 @@ func (s *Server) traceRequests(next Handler) Handler {
 		if ex := r.Params.GetExtra(); ex != nil && ex.Header != nil {
 			ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(ex.Header))
 		}
+		if !telemetry.On() {
+			return next(ctx, r)
+		}
 		name, attrs := r.Method, []attribute.KeyValue{attrMethod.String(r.Method)}
 		if ct, ok := r.Params.(*mcp.CallToolRequest); ok && ct.Params != nil {
 			name += " " + ct.Params.Name
@@ -59,8 +64,12 @@ func (s *Server) traceRequests(next Handler) Handler {
 	}
 }
 
-// startToolSpan starts the span of a tool call's guard chain.
+// startToolSpan starts the span of a tool call's guard chain; with
+// tracing off, a span that records nothing, made without allocating.
 func startToolSpan(ctx context.Context, inv *Invocation) (context.Context, trace.Span) {
+	if !telemetry.On() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	attrs := []attribute.KeyValue{attrTool.String(inv.Tool.Name)}
 	if c := argClass(inv.Args); c != "" {
 		attrs = append(attrs, attrClass.String(c))
@@ -73,6 +82,9 @@ func startToolSpan(ctx context.Context, inv *Invocation) (context.Context, trace
 
 // endToolSpan records how the call ended: its error code, its size.
 func endToolSpan(span trace.Span, data any, code string) {
+	if !span.IsRecording() {
+		return
+	}
 	if raw, ok := data.(json.RawMessage); ok {
 		span.SetAttributes(attrBytes.Int(len(raw)))
 	}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // CheckArgs checks a call's arguments against the tool's declared input
@@ -32,7 +35,7 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 	raw = bytes.TrimSpace(raw)
 	args := map[string]json.RawMessage{}
 	if len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &args); err != nil {
+		if err := segjson.Unmarshal(raw, &args); err != nil {
 			return Errorf(CodeInvalidArgument, "arguments must be a JSON object")
 		}
 	}
@@ -43,11 +46,11 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 	}
 	for name, v := range args {
 		p := t.Input.Properties[name]
-		if p == nil {
-			continue
+		if !bounded(p) {
+			continue // nothing here to check: its type is checked where it is decoded
 		}
 		var x any
-		if json.Unmarshal(v, &x) != nil {
+		if segjson.Unmarshal(v, &x) != nil {
 			continue
 		}
 		d := map[string]any{"argument": name}
@@ -85,6 +88,12 @@ func CheckArgs(t *Tool, raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// bounded reports whether the input schema's property p says more than
+// a type: a closed set, bounds, or a whole number.
+func bounded(p *jsonschema.Schema) bool {
+	return p != nil && (len(p.Enum) > 0 || p.Minimum != nil || p.Maximum != nil || p.MinItems != nil || p.MaxItems != nil || p.Type == "integer")
 }
 
 // enumAliases are other names models often give members of the built-in

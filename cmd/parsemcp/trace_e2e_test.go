@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -221,35 +222,44 @@ func TestTracesOverStdio(t *testing.T) {
 // log lines: the client's X-Request-Id, the trace of its traceparent and
 // the call's correlation id.
 func TestAuditStoreCarriesTraceIDs(t *testing.T) {
-	col := newCollector(t)
-	db := fixtureDB(t)
-	s := startServe(t, append(col.env(), "PARSEMCP_LOG_FORMAT=json"), "--store", "sqlite:"+db, "--audit", "store", "--as-user", "uBob000002")
-	const traceID = "0af7651916cd43dd8448eb211c80319c"
-	cs := tracedClient(t, s.url, headersTransport{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "X-Request-Id": "lb-audit-7"})
-	callTool(t, cs, "count_objects", map[string]any{"class_name": "Ticket"})
-	cs.Close()
-	s.cmd.Process.Signal(os.Interrupt) // shutdown flushes the sink
-	s.cmd.Wait()
+	// With tracing off no span is made, and the caller's trace id is
+	// still the one the audit records.
+	for _, tracing := range []bool{true, false} {
+		t.Run(fmt.Sprintf("tracing=%v", tracing), func(t *testing.T) {
+			env := []string{"PARSEMCP_LOG_FORMAT=json"}
+			if tracing {
+				env = append(env, newCollector(t).env()...)
+			}
+			db := fixtureDB(t)
+			s := startServe(t, env, "--store", "sqlite:"+db, "--audit", "store", "--as-user", "uBob000002")
+			const traceID = "0af7651916cd43dd8448eb211c80319c"
+			cs := tracedClient(t, s.url, headersTransport{"traceparent": "00-" + traceID + "-b7ad6b7169203331-01", "X-Request-Id": "lb-audit-7"})
+			callTool(t, cs, "count_objects", map[string]any{"class_name": "Ticket"})
+			cs.Close()
+			s.cmd.Process.Signal(os.Interrupt) // shutdown flushes the sink
+			s.cmd.Wait()
 
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass, Limit: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 1 {
-		t.Fatalf("%d audit objects, want 1: %v", len(rows), rows)
-	}
-	ev := rows[0]
-	if ev["tool"] != "count_objects" || ev["traceId"] != traceID || ev["requestId"] != "lb-audit-7" {
-		t.Errorf("audit object %v: want tool count_objects, traceId %s, requestId lb-audit-7", ev, traceID)
-	}
-	if corr, _ := ev["correlationId"].(string); corr == "" {
-		t.Errorf("audit object without a correlation id: %v", ev)
+			ctx := context.Background()
+			st, err := sqlite.Open(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			rows, err := st.Find(ctx, &query.Query{ReadACL: query.NoACLFilter, Class: audit.AuditClass, Limit: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1 {
+				t.Fatalf("%d audit objects, want 1: %v", len(rows), rows)
+			}
+			ev := rows[0]
+			if ev["tool"] != "count_objects" || ev["traceId"] != traceID || ev["requestId"] != "lb-audit-7" {
+				t.Errorf("audit object %v: want tool count_objects, traceId %s, requestId lb-audit-7", ev, traceID)
+			}
+			if corr, _ := ev["correlationId"].(string); corr == "" {
+				t.Errorf("audit object without a correlation id: %v", ev)
+			}
+		})
 	}
 }
 

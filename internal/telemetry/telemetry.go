@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -35,6 +36,15 @@ func Enabled(getenv func(string) string) bool {
 	}
 	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
+
+// on is set once Setup has installed a tracer provider.
+var on atomic.Bool
+
+// On reports whether Setup installed a tracer provider. Without one no
+// span is recorded, so the code that makes spans skips its work
+// (attributes, the span itself) when On is false; an incoming trace
+// context is still carried, for the log lines and the peers it is sent to.
+func On() bool { return on.Load() }
 
 // Setup installs the global tracer provider and the W3C trace-context
 // propagator when the environment asks for traces. shutdown flushes the
@@ -65,5 +75,6 @@ func Setup(ctx context.Context, version string) (enabled bool, shutdown func(con
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
+	on.Store(true)
 	return true, tp.Shutdown, nil
 }

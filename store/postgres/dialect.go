@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/query"
 )
 
@@ -14,7 +15,7 @@ type dialect struct{}
 
 func (dialect) Param(n int) string { return "$" + strconv.Itoa(n) }
 
-func (dialect) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+func (dialect) Ident(name string) string { return sqlcompile.QuoteIdent(name) }
 
 // JSONScalar extracts a scalar of the same JSON type as cmp (so a number
 // never equals a string, as in SQLite's json_extract); with a nil cmp it is

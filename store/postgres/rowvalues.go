@@ -4,37 +4,36 @@ import (
 	"encoding/binary"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-// rowValues returns the reader of rows' values: pgx's Rows.Values, but a
-// one-dimensional text[] without NULLs in binary format (the `_rperm` and
-// `_wperm` columns of every Parse row) is read from its bytes into a
-// []string instead of through pgx's reflective array scan, which planned
-// the scan anew for each row and column. Every other column is decoded by
-// its pgx codec, as Values decodes it.
+// rowValues returns the reader of rows' values: the values pgx's
+// Rows.Values gives, decoded with less work. A one-dimensional text[]
+// without NULLs in binary format (the `_rperm` and `_wperm` columns of
+// every Parse row) is read from its bytes into a []string instead of
+// through pgx's reflective array scan; a timestamp, a number or a boolean
+// is scanned by a plan made once per column for the whole result (pgx's
+// DecodeValue plans each value anew); text is its bytes. Every other
+// column is decoded by its pgx codec, as Values decodes it.
 func rowValues(rows pgx.Rows) func() ([]any, error) {
 	fds := rows.FieldDescriptions()
 	m := rows.Conn().TypeMap()
+	cols := make([]column, len(fds))
+	for i := range fds {
+		cols[i].plan(m, &fds[i])
+	}
 	return func() ([]any, error) {
 		raw := rows.RawValues()
 		vals := make([]any, len(fds))
-		for i := range fds {
-			buf, fd := raw[i], &fds[i]
-			if buf == nil {
+		for i := range cols {
+			if raw[i] == nil {
 				continue
 			}
-			if fd.Format == pgx.BinaryFormatCode && (fd.DataTypeOID == pgtype.TextArrayOID || fd.DataTypeOID == pgtype.VarcharArrayOID) {
-				if a, ok := textArrayBinary(buf); ok {
-					vals[i] = a
-					continue
-				}
-			}
-			dt, ok := m.TypeForOID(fd.DataTypeOID)
-			if !ok {
+			if cols[i].kind == colUnknown {
 				return rows.Values() // a type pgx does not know: its own handling
 			}
-			v, err := dt.Codec.DecodeValue(m, fd.DataTypeOID, fd.Format, buf)
+			v, err := cols[i].decode(m, raw[i])
 			if err != nil {
 				return nil, err
 			}
@@ -42,6 +41,116 @@ func rowValues(rows pgx.Rows) func() ([]any, error) {
 		}
 		return vals, rows.Err()
 	}
+}
+
+// column is how the values of one result column are decoded, planned once
+// for the whole result: to the value pgx's Rows.Values gives for it.
+type column struct {
+	kind   colKind
+	oid    uint32
+	format int16
+	dt     *pgtype.Type
+	scan   pgtype.ScanPlan
+	// The scan's target, reused for every row.
+	tstz pgtype.Timestamptz
+	ts   pgtype.Timestamp
+	f8   float64
+	i8   int64
+	i4   int32
+	b    bool
+}
+
+type colKind uint8
+
+const (
+	colUnknown colKind = iota // a type pgx does not know
+	colCodec                  // the type's codec decodes each value
+	colText
+	colTextArray
+	colTimestamptz
+	colTimestamp
+	colFloat8
+	colInt8
+	colInt4
+	colBool
+)
+
+// plan decides how column fd is decoded.
+func (c *column) plan(m *pgtype.Map, fd *pgconn.FieldDescription) {
+	c.oid, c.format = fd.DataTypeOID, fd.Format
+	dt, ok := m.TypeForOID(c.oid)
+	if !ok {
+		c.kind = colUnknown
+		return
+	}
+	c.dt, c.kind = dt, colCodec
+	var target any
+	switch c.oid {
+	case pgtype.TextOID, pgtype.VarcharOID:
+		c.kind = colText
+	case pgtype.TextArrayOID, pgtype.VarcharArrayOID:
+		if c.format == pgx.BinaryFormatCode {
+			c.kind = colTextArray
+		}
+	case pgtype.TimestamptzOID:
+		c.kind, target = colTimestamptz, &c.tstz
+	case pgtype.TimestampOID:
+		c.kind, target = colTimestamp, &c.ts
+	case pgtype.Float8OID:
+		c.kind, target = colFloat8, &c.f8
+	case pgtype.Int8OID:
+		c.kind, target = colInt8, &c.i8
+	case pgtype.Int4OID:
+		c.kind, target = colInt4, &c.i4
+	case pgtype.BoolOID:
+		c.kind, target = colBool, &c.b
+	}
+	if target != nil {
+		if c.scan = m.PlanScan(c.oid, c.format, target); c.scan == nil {
+			c.kind = colCodec
+		}
+	}
+}
+
+// decode decodes one non-NULL value of the column.
+func (c *column) decode(m *pgtype.Map, buf []byte) (any, error) {
+	switch c.kind {
+	case colText:
+		return string(buf), nil
+	case colTextArray:
+		if a, ok := textArrayBinary(buf); ok {
+			return a, nil
+		}
+	case colTimestamptz:
+		if err := c.scan.Scan(buf, &c.tstz); err != nil {
+			return nil, err
+		}
+		if c.tstz.InfinityModifier != pgtype.Finite {
+			return c.tstz.InfinityModifier, nil
+		}
+		return c.tstz.Time, nil
+	case colTimestamp:
+		if err := c.scan.Scan(buf, &c.ts); err != nil {
+			return nil, err
+		}
+		if c.ts.InfinityModifier != pgtype.Finite {
+			return c.ts.InfinityModifier, nil
+		}
+		return c.ts.Time, nil
+	case colFloat8:
+		err := c.scan.Scan(buf, &c.f8)
+		return c.f8, err
+	case colInt8:
+		err := c.scan.Scan(buf, &c.i8)
+		return c.i8, err
+	case colInt4:
+		err := c.scan.Scan(buf, &c.i4)
+		return c.i4, err
+	case colBool:
+		err := c.scan.Scan(buf, &c.b)
+		return c.b, err
+	}
+	return c.dt.Codec.DecodeValue(m, c.oid, c.format, buf)
 }
 
 // textArrayBinary reads PostgreSQL's binary array format for a text[] of

@@ -11,6 +11,7 @@ import (
 
 	"modernc.org/sqlite"
 
+	"github.com/parsemcp/parsemcp/internal/sqlcompile"
 	"github.com/parsemcp/parsemcp/parse/geo"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/query/textsearch"
@@ -23,7 +24,7 @@ type dialect struct{}
 
 func (dialect) Param(n int) string { return "?" + strconv.Itoa(n) }
 
-func (dialect) Ident(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
+func (dialect) Ident(name string) string { return sqlcompile.QuoteIdent(name) }
 
 // JSONScalar extracts the scalar at sub of the same JSON type as cmp, as
 // PostgreSQL's dialect does: json_extract alone reports JSON true/false as

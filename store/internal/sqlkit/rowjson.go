@@ -3,8 +3,10 @@ package sqlkit
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
@@ -28,17 +30,21 @@ type RowWriter struct {
 	vals []any
 	has  []bool
 	// kind[i] says how field i is written: through jsonenc from its REST
-	// value, or (a Pointer, a Date but createdAt and updatedAt, the ACL)
+	// value, or (a String, Number, Boolean, Pointer or Date, the ACL)
 	// straight from what its columns hold, the bytes jsonenc gives for
-	// parse.Pointer, parse.Date and the ACL's encoding, without building
-	// those maps. For such a field of the row, direct[i] is set and norm[i]
-	// (a Pointer, a Date) or perms[i] (the ACL) hold its value.
+	// its REST value (parse.Denormalize's), without building that value
+	// (boxing a string or a number, formatting a date, a Pointer's or a
+	// Date's map). For such a field of the row, direct[i] is set and
+	// norm[i] or perms[i] (the ACL) hold its value.
 	kind   []fieldKind
 	prefix [][]byte // a Pointer field's JSON text before its objectId
 	direct []bool
 	norm   []parse.Normalized
 	perms  [][2][]string
 	hooks  rowHooks
+	// num is the Number being written: jsonenc is handed its address,
+	// which (unlike a float64) goes into an interface without allocating.
+	num float64
 }
 
 // fieldKind is how RowWriter writes a field.
@@ -46,8 +52,12 @@ type fieldKind uint8
 
 const (
 	viaREST fieldKind = iota
+	directString
+	directNumber
+	directBool
 	directPointer
-	directDate
+	directDate  // {"__type":"Date","iso":…}
+	directStamp // createdAt and updatedAt: the bare ISO string
 	directACL
 )
 
@@ -63,6 +73,9 @@ func pointerPrefix(class string) []byte {
 func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
 	w := &RowWriter{c: c, sch: sch, fields: fields, vals: make([]any, len(fields)), has: make([]bool, len(fields)), key: make([][]byte, len(fields))}
 	names := make([]string, len(fields))
+	// Every key in one buffer, sliced once it is complete.
+	var keys []byte
+	ends := make([]int, len(fields))
 	for i, name := range fields {
 		if name == query.ScoreKey {
 			name = query.ScoreField // the rank's name in a row
@@ -71,7 +84,13 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 		if keep == nil || keep(name) {
 			w.order = append(w.order, i)
 		}
-		w.key[i] = append(jsonenc.AppendQuoted(nil, []byte(name)), ':')
+		keys = append(jsonenc.AppendString(keys, name), ':')
+		ends[i] = len(keys)
+	}
+	start := 0
+	for i, end := range ends {
+		w.key[i] = keys[start:end:end]
+		start = end
 	}
 	sort.Slice(w.order, func(a, b int) bool { return names[w.order[a]] < names[w.order[b]] })
 	n := len(fields)
@@ -82,14 +101,25 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 			w.kind[i] = directACL
 		case f.Type == parse.TypePointer:
 			w.kind[i], w.prefix[i] = directPointer, pointerPrefix(f.TargetClass)
-		case f.Type == parse.TypeDate && name != parse.FieldCreatedAt && name != parse.FieldUpdatedAt:
+		case f.Type == parse.TypeDate && (name == parse.FieldCreatedAt || name == parse.FieldUpdatedAt):
+			w.kind[i] = directStamp
+		case f.Type == parse.TypeDate:
 			w.kind[i] = directDate
+		case f.Type == parse.TypeString:
+			w.kind[i] = directString
+		case f.Type == parse.TypeNumber:
+			w.kind[i] = directNumber
+		case f.Type == parse.TypeBoolean:
+			w.kind[i] = directBool
 		}
 	}
 	w.hooks = rowHooks{
 		typed: func(i int, n parse.Normalized) bool {
-			if (w.kind[i] != directPointer && w.kind[i] != directDate) || n.Null {
+			switch k := w.kind[i]; {
+			case k == viaREST, k == directACL, n.Null:
 				return false
+			case k == directNumber && (math.IsNaN(n.Number) || math.IsInf(n.Number, 0)):
+				return false // jsonenc's error, from the REST value
 			}
 			w.norm[i], w.has[i], w.direct[i] = n, true, true
 			return true
@@ -122,7 +152,9 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 		first = false
 		dst = append(dst, w.key[i]...)
 		if w.direct[i] {
-			dst = w.appendDirect(dst, i)
+			if dst, err = w.appendDirect(dst, i); err != nil {
+				return dst, err
+			}
 			continue
 		}
 		if dst, err = jsonenc.Append(dst, w.vals[i]); err != nil {
@@ -134,18 +166,30 @@ func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 }
 
 // appendDirect writes field i of the row from what its columns hold.
-func (w *RowWriter) appendDirect(dst []byte, i int) []byte {
+func (w *RowWriter) appendDirect(dst []byte, i int) ([]byte, error) {
+	n := &w.norm[i]
 	switch w.kind[i] {
 	case directACL:
-		return appendACL(dst, w.perms[i][0], w.perms[i][1])
+		return appendACL(dst, w.perms[i][0], w.perms[i][1]), nil
+	case directString:
+		return jsonenc.AppendString(dst, n.String), nil
+	case directNumber:
+		w.num = n.Number
+		return jsonenc.Append(dst, &w.num)
+	case directBool:
+		return strconv.AppendBool(dst, n.Bool), nil
+	case directStamp: // "…", as parse.FormatDate
+		dst = append(dst, '"')
+		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
+		return append(dst, '"'), nil
 	case directDate: // {"__type":"Date","iso":"…"}
 		dst = append(dst, `{"__type":"Date","iso":"`...)
-		dst = w.norm[i].Time.UTC().AppendFormat(dst, parse.DateLayout)
-		return append(dst, '"', '}')
+		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
+		return append(dst, '"', '}'), nil
 	}
 	dst = append(dst, w.prefix[i]...)
-	dst = jsonenc.AppendString(dst, w.norm[i].String)
-	return append(dst, '}')
+	dst = jsonenc.AppendString(dst, n.String)
+	return append(dst, '}'), nil
 }
 
 // appendACL writes the ACL of a row's _rperm and _wperm entries as

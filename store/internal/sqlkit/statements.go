@@ -41,18 +41,26 @@ func FindSQL(d sqlcompile.Dialect, sch parse.Schema, q *query.Query, noLimit any
 
 // selectList renders the columns holding fields, as DecodeRow reads them.
 func selectList(d sqlcompile.Dialect, sch parse.Schema, fields []string) string {
-	var sel []string
+	var sel strings.Builder
+	sel.Grow(16 * len(fields))
+	add := func(col string) {
+		if sel.Len() > 0 {
+			sel.WriteString(", ")
+		}
+		sel.WriteString(d.Ident(col))
+	}
 	for _, f := range fields {
 		switch {
 		case f == parse.FieldACL:
-			sel = append(sel, d.Ident("_rperm"), d.Ident("_wperm"))
+			add("_rperm")
+			add("_wperm")
 		case sch.Fields[f].Type == parse.TypeRelation, f == query.ScoreKey:
 			// No column; the rank is FindSQL's to render.
 		default:
-			sel = append(sel, d.Ident(f))
+			add(f)
 		}
 	}
-	return strings.Join(sel, ", ")
+	return sel.String()
 }
 
 // CountSQL renders the count of q's rows.
