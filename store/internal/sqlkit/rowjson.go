@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
@@ -20,31 +20,37 @@ type RowWriter struct {
 	c      ColumnCodec
 	sch    parse.Schema
 	fields []string
+	// f holds, by index in fields, how each field is written and the
+	// current row's value of it.
+	f []rowField
 	// order lists the indexes in fields of the fields written, sorted by
-	// name (the key order of an encoded object); key holds each one's
-	// quoted name and colon.
+	// name (the key order of an encoded object).
 	order []int
-	key   [][]byte
-	// vals holds one row's REST values by field index; has marks the
-	// ones the row holds.
-	vals []any
-	has  []bool
-	// kind[i] says how field i is written: through jsonenc from its REST
+	hooks rowHooks
+	set   func(i int, name string, v any)
+	// num is the Number being written: jsonenc is handed its address,
+	// which (unlike a float64) goes into an interface without allocating.
+	num float64
+}
+
+// rowField is one field of RowWriter's rows.
+type rowField struct {
+	name string // its key in a row
+	key  []byte // name quoted, and a colon
+	// kind says how the field is written: through jsonenc from its REST
 	// value, or (a String, Number, Boolean, Pointer or Date, the ACL)
 	// straight from what its columns hold, the bytes jsonenc gives for
 	// its REST value (parse.Denormalize's), without building that value
 	// (boxing a string or a number, formatting a date, a Pointer's or a
-	// Date's map). For such a field of the row, direct[i] is set and
-	// norm[i] or perms[i] (the ACL) hold its value.
-	kind   []fieldKind
-	prefix [][]byte // a Pointer field's JSON text before its objectId
-	direct []bool
-	norm   []parse.Normalized
-	perms  [][2][]string
-	hooks  rowHooks
-	// num is the Number being written: jsonenc is handed its address,
-	// which (unlike a float64) goes into an interface without allocating.
-	num float64
+	// Date's map).
+	kind   fieldKind
+	prefix []byte // a Pointer's JSON text before its objectId
+	// The current row: has is set when the row holds the field; its value
+	// is val (REST), or, with direct set, norm or perms (the ACL).
+	has, direct bool
+	val         any
+	norm        parse.Normalized
+	perms       [2][]string
 }
 
 // fieldKind is how RowWriter writes a field.
@@ -71,106 +77,111 @@ func pointerPrefix(class string) []byte {
 // NewRowWriter returns the writer of rows of fields of sch (as FindSQL
 // returned them) keeping the fields keep admits (nil: every field).
 func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
-	w := &RowWriter{c: c, sch: sch, fields: fields, vals: make([]any, len(fields)), has: make([]bool, len(fields)), key: make([][]byte, len(fields))}
-	names := make([]string, len(fields))
+	w := &RowWriter{c: c, sch: sch, fields: fields, f: make([]rowField, len(fields)), order: make([]int, 0, len(fields))}
 	// Every key in one buffer, sliced once it is complete.
 	var keys []byte
-	ends := make([]int, len(fields))
 	for i, name := range fields {
-		if name == query.ScoreKey {
+		rf := &w.f[i]
+		switch f := sch.Fields[name]; {
+		case name == query.ScoreKey:
 			name = query.ScoreField // the rank's name in a row
+		case name == parse.FieldACL:
+			rf.kind = directACL
+		case f.Type == parse.TypePointer:
+			rf.kind, rf.prefix = directPointer, pointerPrefix(f.TargetClass)
+		case f.Type == parse.TypeDate && (name == parse.FieldCreatedAt || name == parse.FieldUpdatedAt):
+			rf.kind = directStamp
+		case f.Type == parse.TypeDate:
+			rf.kind = directDate
+		case f.Type == parse.TypeString:
+			rf.kind = directString
+		case f.Type == parse.TypeNumber:
+			rf.kind = directNumber
+		case f.Type == parse.TypeBoolean:
+			rf.kind = directBool
 		}
-		names[i] = name
+		rf.name = name
 		if keep == nil || keep(name) {
 			w.order = append(w.order, i)
 		}
 		keys = append(jsonenc.AppendString(keys, name), ':')
-		ends[i] = len(keys)
+		rf.key = keys // its length is where its key ends, for now
 	}
 	start := 0
-	for i, end := range ends {
-		w.key[i] = keys[start:end:end]
+	for i := range w.f {
+		end := len(w.f[i].key)
+		w.f[i].key = keys[start:end:end]
 		start = end
 	}
-	sort.Slice(w.order, func(a, b int) bool { return names[w.order[a]] < names[w.order[b]] })
-	n := len(fields)
-	w.kind, w.prefix, w.direct, w.norm, w.perms = make([]fieldKind, n), make([][]byte, n), make([]bool, n), make([]parse.Normalized, n), make([][2][]string, n)
-	for i, name := range fields {
-		switch f := sch.Fields[name]; {
-		case name == parse.FieldACL:
-			w.kind[i] = directACL
-		case f.Type == parse.TypePointer:
-			w.kind[i], w.prefix[i] = directPointer, pointerPrefix(f.TargetClass)
-		case f.Type == parse.TypeDate && (name == parse.FieldCreatedAt || name == parse.FieldUpdatedAt):
-			w.kind[i] = directStamp
-		case f.Type == parse.TypeDate:
-			w.kind[i] = directDate
-		case f.Type == parse.TypeString:
-			w.kind[i] = directString
-		case f.Type == parse.TypeNumber:
-			w.kind[i] = directNumber
-		case f.Type == parse.TypeBoolean:
-			w.kind[i] = directBool
-		}
-	}
-	w.hooks = rowHooks{
-		typed: func(i int, n parse.Normalized) bool {
-			switch k := w.kind[i]; {
-			case k == viaREST, k == directACL, n.Null:
-				return false
-			case k == directNumber && (math.IsNaN(n.Number) || math.IsInf(n.Number, 0)):
-				return false // jsonenc's error, from the REST value
-			}
-			w.norm[i], w.has[i], w.direct[i] = n, true, true
-			return true
-		},
-		acl: func(i int, r, wr []string) bool {
-			w.perms[i], w.has[i], w.direct[i] = [2][]string{r, wr}, true, true
-			return true
-		},
-	}
+	slices.SortFunc(w.order, func(a, b int) int { return strings.Compare(w.f[a].name, w.f[b].name) })
+	w.set = w.setREST
+	w.hooks = rowHooks{typed: w.setTyped, acl: w.setACL}
 	return w
+}
+
+// setREST takes field i's REST value.
+func (w *RowWriter) setREST(i int, _ string, v any) { w.f[i].val, w.f[i].has = v, true }
+
+// setTyped takes field i's normalized value when it is written from it.
+func (w *RowWriter) setTyped(i int, n parse.Normalized) bool {
+	rf := &w.f[i]
+	switch k := rf.kind; {
+	case k == viaREST, k == directACL, n.Null:
+		return false
+	case k == directNumber && (math.IsNaN(n.Number) || math.IsInf(n.Number, 0)):
+		return false // jsonenc's error, from the REST value
+	}
+	rf.norm, rf.has, rf.direct = n, true, true
+	return true
+}
+
+// setACL takes the ACL's entries.
+func (w *RowWriter) setACL(i int, r, wr []string) bool {
+	rf := &w.f[i]
+	rf.perms, rf.has, rf.direct = [2][]string{r, wr}, true, true
+	return true
 }
 
 // Append appends the JSON object of one row to dst.
 func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
-	clear(w.has)
-	clear(w.direct)
-	err := readRow(w.c, w.sch, w.fields, vals, func(i int, _ string, v any) { w.vals[i], w.has[i] = v, true }, w.hooks)
+	for i := range w.f {
+		w.f[i].has, w.f[i].direct, w.f[i].val = false, false, nil
+	}
+	err := readRow(w.c, w.sch, w.fields, vals, w.set, w.hooks)
 	if err != nil {
 		return dst, err
 	}
 	dst = append(dst, '{')
 	first := true
 	for _, i := range w.order {
-		if !w.has[i] {
+		rf := &w.f[i]
+		if !rf.has {
 			continue
 		}
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = append(dst, w.key[i]...)
-		if w.direct[i] {
-			if dst, err = w.appendDirect(dst, i); err != nil {
+		dst = append(dst, rf.key...)
+		if rf.direct {
+			if dst, err = w.appendDirect(dst, rf); err != nil {
 				return dst, err
 			}
 			continue
 		}
-		if dst, err = jsonenc.Append(dst, w.vals[i]); err != nil {
+		if dst, err = jsonenc.Append(dst, rf.val); err != nil {
 			return dst, err
 		}
 	}
-	clear(w.vals)
 	return append(dst, '}'), nil
 }
 
-// appendDirect writes field i of the row from what its columns hold.
-func (w *RowWriter) appendDirect(dst []byte, i int) ([]byte, error) {
-	n := &w.norm[i]
-	switch w.kind[i] {
+// appendDirect writes field rf of the row from what its columns hold.
+func (w *RowWriter) appendDirect(dst []byte, rf *rowField) ([]byte, error) {
+	n := &rf.norm
+	switch rf.kind {
 	case directACL:
-		return appendACL(dst, w.perms[i][0], w.perms[i][1]), nil
+		return appendACL(dst, rf.perms[0], rf.perms[1]), nil
 	case directString:
 		return jsonenc.AppendString(dst, n.String), nil
 	case directNumber:
@@ -187,7 +198,7 @@ func (w *RowWriter) appendDirect(dst []byte, i int) ([]byte, error) {
 		dst = n.Time.UTC().AppendFormat(dst, parse.DateLayout)
 		return append(dst, '"', '}'), nil
 	}
-	dst = append(dst, w.prefix[i]...)
+	dst = append(dst, rf.prefix...)
 	dst = jsonenc.AppendString(dst, n.String)
 	return append(dst, '}'), nil
 }

@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -737,9 +738,12 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // readBatch reads batch data, which may be either a single JSON-RPC message,
 // or an array of JSON-RPC messages.
 func readBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, _ error) {
-	// Try to read an array of messages first.
+	// Try to read an array of messages first, unless data is an object
+	// (which never decodes as one): a failed decode builds an error.
 	var rawBatch []json.RawMessage
-	if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
+	if trimmed := bytes.TrimLeft(data, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		// A single message.
+	} else if err := internaljson.Unmarshal(data, &rawBatch); err == nil {
 		if len(rawBatch) == 0 {
 			return nil, true, fmt.Errorf("empty batch")
 		}
