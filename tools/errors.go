@@ -11,6 +11,8 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // The stable error codes of tool failures (the top-level error_code).
@@ -219,12 +221,27 @@ func AsError(err error) *Error {
 
 // decodeArgs strictly decodes a tool's arguments into T: unknown
 // arguments and wrong types are invalid_argument errors naming the argument.
+//
+// Arguments are decoded by the JSON library the SDK uses (segmentio), with
+// encoding/json's rules (member names matched in any case, unknown ones
+// refused); when that fails, encoding/json decodes them again, for the
+// error it words (segmentio's type errors do not name the field).
+// decode_args_test.go holds the two to the same answers.
 func decodeArgs[T any](raw json.RawMessage) (T, error) {
 	var v T
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
+	if _, err := segjson.Parse(raw, &v, segjson.DisallowUnknownFields); err == nil {
+		return v, nil
+	}
+	return decodeArgsStd[T](raw)
+}
+
+// decodeArgsStd is decodeArgs by encoding/json, and its errors.
+func decodeArgsStd[T any](raw json.RawMessage) (T, error) {
+	var v T
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
