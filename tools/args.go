@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // StringList is a list argument that also accepts a comma-separated string
@@ -290,4 +293,62 @@ func parseFind(ctx context.Context, cls *agent.Class, w Where, order string, lim
 	}
 	f.order, err = query.ParseOrder(cls.Schema, order)
 	return f, err
+}
+
+// decodeArgs strictly decodes a tool's arguments into T: unknown
+// arguments and wrong types are invalid_argument errors naming the argument.
+//
+// Arguments are decoded by the JSON library the SDK uses (segmentio), with
+// encoding/json's rules (member names matched in any case, unknown ones
+// refused); when that fails, encoding/json decodes them again, for the
+// error it words (segmentio's type errors do not name the field).
+// args_test.go holds the two to the same answers.
+func decodeArgs[T any](raw json.RawMessage) (T, error) {
+	var v T
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if _, err := segjson.Parse(raw, &v, segjson.DisallowUnknownFields); err == nil {
+		return v, nil
+	}
+	return decodeArgsStd[T](raw)
+}
+
+// decodeArgsStd is decodeArgs by encoding/json, and its errors.
+func decodeArgsStd[T any](raw json.RawMessage) (T, error) {
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		var ute *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &ute):
+			return v, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("argument %q must be %s, got a JSON %s", ute.Field, jsonKind(ute.Type.Kind().String()), ute.Value), Details: map[string]any{"argument": ute.Field}}
+		case errors.As(err, &se):
+			return v, Errorf(CodeInvalidArgument, "arguments are not valid JSON: %v", err)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return v, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("unknown argument %q", name), Details: map[string]any{"argument": name}}
+		}
+		return v, Errorf(CodeInvalidArgument, "invalid arguments: %v", err)
+	}
+	return v, nil
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "int", "int64", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	}
+	return goKind
 }
