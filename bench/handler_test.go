@@ -30,13 +30,14 @@ func BenchmarkHandler(b *testing.B) {
 		"find":  `{"name":"query_class","arguments":{"class_name":"Ticket","where":{"status":"open"},"order":"-createdAt","limit":100}}`,
 		"count": `{"name":"count_objects","arguments":{"class_name":"Ticket","where":{"status":"open"}}}`,
 		"get":   `{"name":"get_object","arguments":{"class_name":"Ticket","object_id":"` + id + `"}}`,
+		"group": `{"name":"aggregate","arguments":{"class_name":"Ticket","pipeline":[{"$group":{"_id":"$status","count":{"$sum":1}}}]}}`,
 	}
 	h := s.Server.Handler(mcpserver.HTTPOptions{})
 	session := handlerInit(b, h)
 	// The 2026-07-28 protocol: no session, the version and capabilities in
 	// each request's _meta, a server session per request.
 	stateless := strings.Replace(calls["get"], `{"name"`, `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name"`, 1)
-	for _, op := range []string{"find", "get", "count", "get-2026"} {
+	for _, op := range []string{"find", "get", "count", "group", "get-2026"} {
 		b.Run(op, func(b *testing.B) {
 			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + calls[op] + `}`
 			sid := session
