@@ -136,7 +136,11 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	if i < 0 && j < 0 { // nothing to fill in
 		return b, nil
 	}
-	out := make([]byte, 0, len(b)+2*len(r.text)+len(r.text)/8+16)
+	// Room for both copies: the escaped one grows by a byte for each quote
+	// and backslash (and by five for the rarer <, > and &, which the
+	// slack covers), so the buffer is not copied as it fills.
+	escapes := bytes.Count(r.text, []byte{'"'}) + bytes.Count(r.text, []byte{'\\'})
+	out := make([]byte, 0, len(b)+2*len(r.text)+escapes+len(r.text)/32+16)
 	if i >= 0 {
 		out = append(out, b[:i]...)
 		out = jsonenc.AppendQuoted(out, r.text)

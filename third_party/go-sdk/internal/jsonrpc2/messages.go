@@ -295,7 +295,7 @@ func marshalerRaw(obj any) (data json.RawMessage, ok bool, err error) {
 	if err != nil {
 		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: err}
 	}
-	if !json.Valid(data) {
+	if !internaljson.Valid(data) {
 		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: errors.New("invalid JSON")}
 	}
 	return bytes.TrimSpace(data), true, nil
