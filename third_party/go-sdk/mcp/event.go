@@ -52,13 +52,22 @@ func writeEvent(w http.ResponseWriter, evt Event) (int, error) {
 	if evt.Retry != "" {
 		fmt.Fprintf(&b, "retry: %s\n", evt.Retry)
 	}
-	// Write the payload directly into a pre-grown buffer to avoid the extra
-	// copy from string(evt.Data) and repeated buffer regrowths.
-	b.Grow(len("data: \n\n") + len(evt.Data))
 	b.WriteString("data: ")
-	b.Write(evt.Data)
-	b.WriteString("\n\n")
+	// The payload is written as it is, after the header lines and before
+	// the closing blank line, instead of being copied into the buffer with
+	// them: the writer's own buffering joins the three writes, and a large
+	// payload (a tool result) is not copied once more.
 	n, err := w.Write(b.Bytes())
+	if err == nil {
+		var m int
+		m, err = w.Write(evt.Data)
+		n += m
+	}
+	if err == nil {
+		var m int
+		m, err = io.WriteString(w, "\n\n")
+		n += m
+	}
 	rc := http.NewResponseController(w)
 	// Ignore returned error as flushing is best-effort.
 	_ = rc.Flush()
