@@ -12,6 +12,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -534,6 +535,12 @@ func setProgressToken(p Params, pt any) {
 // field from a JSON-RPC request's raw params.
 func extractRequestMeta(rawParams json.RawMessage) Meta {
 	if len(rawParams) == 0 {
+		return nil
+	}
+	// Params that spell no "_meta" and hold no escape (through which a key
+	// could spell it) have no _meta: most requests, which need not be
+	// decoded again (this runs up to three times per request).
+	if !bytes.Contains(rawParams, []byte(`"_meta"`)) && bytes.IndexByte(rawParams, '\\') < 0 {
 		return nil
 	}
 	var meta struct {
