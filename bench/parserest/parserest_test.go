@@ -33,8 +33,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
 	"github.com/parsemcp/parsemcp/internal/testing/pgtest"
 	"github.com/parsemcp/parsemcp/mcpserver"

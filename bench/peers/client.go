@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
+	"github.com/parsemcp/parsemcp/internal/rawmcp"
 )
 
 // A worker makes one request of an operation and reads its whole answer.
@@ -28,7 +28,7 @@ type protocolWorker interface {
 // call is one MCP tools/call: the tool and its arguments as JSON text.
 type call struct{ tool, args string }
 
-// rawMCP is the client of least work (bench/internal/rawmcp) with the
+// rawMCP is the client of least work (internal/rawmcp) with the
 // target's calls.
 type rawMCP struct {
 	c     *rawmcp.Client

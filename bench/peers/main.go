@@ -59,7 +59,7 @@ import (
 	"time"
 
 	"github.com/parsemcp/parsemcp/bench"
-	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
+	"github.com/parsemcp/parsemcp/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/store/postgres"
 )
 

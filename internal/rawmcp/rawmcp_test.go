@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/parsemcp/parsemcp/agent"
-	"github.com/parsemcp/parsemcp/bench/internal/rawmcp"
+	"github.com/parsemcp/parsemcp/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/internal/testing/fixture"
 	"github.com/parsemcp/parsemcp/mcpserver"
 )
