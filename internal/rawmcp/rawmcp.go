@@ -1,4 +1,5 @@
-// Package rawmcp is the benchmarks' MCP client of least work: it speaks
+// Package rawmcp is the MCP client of least work of the benchmarks and of
+// internal/walkcall: it speaks
 // Streamable HTTP JSON-RPC with plain POSTs (one initialize, then
 // tools/call after tools/call on the session; at the stateless 2026-07-28
 // protocol one server/discover, then each tools/call on its own, carrying

@@ -12,17 +12,16 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime/coverage"
-	"strings"
 
 	"github.com/parsemcp/parsemcp/agent"
 	"github.com/parsemcp/parsemcp/demo"
+	"github.com/parsemcp/parsemcp/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/mcpserver"
 	"github.com/parsemcp/parsemcp/store/sqlite"
 )
@@ -63,22 +62,18 @@ func run(out string) error {
 	ts := httptest.NewServer(srv.Mux(mcpserver.HTTPOptions{}))
 	defer ts.Close()
 
-	session, _, err := post(ts.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"walk","version":"1"}}}`)
+	c, err := rawmcp.ConnectAt(ctx, http.DefaultClient, ts.URL+"/mcp", nil, "2025-06-18")
 	if err != nil {
 		return err
 	}
-	if _, _, err := post(ts.URL, session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
-		return err
-	}
-	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_class","arguments":{"class_name":"Ticket","where":{"status":"open"}}}}`
-	if _, _, err := post(ts.URL, session, call); err != nil { // warms caches and schemas
+	const tool, args = "query_class", `{"class_name":"Ticket","where":{"status":"open"}}`
+	if err := c.Call(ctx, tool, args); err != nil { // warms caches and schemas
 		return err
 	}
 	if err := coverage.ClearCounters(); err != nil {
 		return fmt.Errorf("build with -cover -covermode=atomic -coverpkg=./...: %w", err)
 	}
-	_, body, err := post(ts.URL, session, call)
-	if err != nil {
+	if err := c.Call(ctx, tool, args); err != nil {
 		return err
 	}
 	if err := coverage.WriteCountersDir(out); err != nil {
@@ -87,36 +82,5 @@ func run(out string) error {
 	if err := coverage.WriteMetaDir(out); err != nil {
 		return err
 	}
-	if !strings.Contains(body, `"results"`) || strings.Contains(body, `"isError":true`) {
-		return fmt.Errorf("the walked call did not answer its rows: %.300s", body)
-	}
 	return nil
-}
-
-// post sends one JSON-RPC message and returns the session id the answer
-// carries and its body.
-func post(url, session, body string) (string, string, error) {
-	req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return "", "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", "", err
-	}
-	if resp.StatusCode >= 300 {
-		return "", "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, b)
-	}
-	return resp.Header.Get("Mcp-Session-Id"), string(b), nil
 }
