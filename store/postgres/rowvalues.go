@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -125,18 +126,12 @@ func (c *column) decode(m *pgtype.Map, buf []byte) (any, error) {
 		if err := c.scan.Scan(buf, &c.tstz); err != nil {
 			return nil, err
 		}
-		if c.tstz.InfinityModifier != pgtype.Finite {
-			return c.tstz.InfinityModifier, nil
-		}
-		return c.tstz.Time, nil
+		return stamp(c.tstz.Time, c.tstz.InfinityModifier), nil
 	case colTimestamp:
 		if err := c.scan.Scan(buf, &c.ts); err != nil {
 			return nil, err
 		}
-		if c.ts.InfinityModifier != pgtype.Finite {
-			return c.ts.InfinityModifier, nil
-		}
-		return c.ts.Time, nil
+		return stamp(c.ts.Time, c.ts.InfinityModifier), nil
 	case colFloat8:
 		err := c.scan.Scan(buf, &c.f8)
 		return c.f8, err
@@ -151,6 +146,15 @@ func (c *column) decode(m *pgtype.Map, buf []byte) (any, error) {
 		return c.b, err
 	}
 	return c.dt.Codec.DecodeValue(m, c.oid, c.format, buf)
+}
+
+// stamp is a timestamp's value as pgx's DecodeValue gives it: the time,
+// or infinity's modifier.
+func stamp(t time.Time, inf pgtype.InfinityModifier) any {
+	if inf != pgtype.Finite {
+		return inf
+	}
+	return t
 }
 
 // textArrayBinary reads PostgreSQL's binary array format for a text[] of

@@ -26,6 +26,8 @@ type RowWriter struct {
 	// order lists the indexes in fields of the fields written, sorted by
 	// name (the key order of an encoded object).
 	order []int
+	// hooks and set are readRow's callbacks, bound once (a method value
+	// made per row would be allocated per row).
 	hooks rowHooks
 	set   func(i int, name string, v any)
 	// num is the Number being written: jsonenc is handed its address,
