@@ -29,6 +29,11 @@ func TestEnvelope(t *testing.T) {
 		{`[1]`, false, false, 0, "", "", false},
 		{`"x"`, false, false, 0, "", "", false},
 		{`{"jsonrpc":2,"method":"ping"}`, false, false, 0, "", "", false},
+		// Member names match as the SDK matches them, exactly: a method
+		// spelled in another case is no method, so it is neither a call
+		// nor well formed here, as it is not for the SDK.
+		{`{"jsonrpc":"2.0","id":3,"METHOD":"tools/call","params":{"name":"x"}}`, true, false, 0, "3", "", true},
+		{`{"JSONRPC":"2.0","id":3,"method":"ping"}`, true, false, 1, "3", "ping", true},
 	} {
 		env, ok := parseEnvelope([]byte(c.body))
 		if ok != c.parsed {
