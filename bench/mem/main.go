@@ -22,6 +22,7 @@
 //
 //	go run ./bench/mem                       # both stores, the default build
 //	go run ./bench/mem -release -stores postgres
+//	go run ./bench/mem -release -stores postgres -tags llm   # parsemcp-llm's serve
 //	go run ./bench/mem -bin /tmp/parsemcp -idle 10s -top 30
 //
 // It needs Linux (/proc) and, for the PostgreSQL store, a server at
@@ -62,26 +63,27 @@ const pageSize = 4096
 
 func main() {
 	var (
-		bin, stores string
-		release     bool
-		idle        time.Duration
-		top         int
-		warm        bool
+		bin, stores, tags string
+		release           bool
+		idle              time.Duration
+		top               int
+		warm              bool
 	)
 	flag.StringVar(&bin, "bin", "", "parsemcp binary (default: go build ./cmd/parsemcp into a temporary directory)")
 	flag.BoolVar(&release, "release", false, "build with the release flags (-trimpath -ldflags='-s -w', CGO_ENABLED=0, as .goreleaser.yaml)")
+	flag.StringVar(&tags, "tags", "", "build tags: llm builds parsemcp-llm (every command; its serve links the LLM SDKs, which the default build leaves out)")
 	flag.StringVar(&stores, "stores", "postgres,sqlite", "stores to serve: postgres, sqlite")
 	flag.DurationVar(&idle, "idle", 5*time.Second, "how long serve idles after /health answers before it is measured")
 	flag.IntVar(&top, "top", 20, "rows of the package and init tables")
 	flag.BoolVar(&warm, "warm", false, "keep the binary's pages in the page cache as they are (after go build: the pages its writing left); by default they are dropped first, so serve reads the binary as after a deployment")
 	flag.Parse()
-	if err := run(bin, stores, release, !warm, idle, top); err != nil {
+	if err := run(bin, tags, stores, release, !warm, idle, top); err != nil {
 		fmt.Fprintln(os.Stderr, "mem:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, stores string, release, evict bool, idle time.Duration, top int) error {
+func run(bin, tags, stores string, release, evict bool, idle time.Duration, top int) error {
 	ctx := context.Background()
 	tmp, err := os.MkdirTemp("", "parsemcp-mem-")
 	if err != nil {
@@ -94,6 +96,9 @@ func run(bin, stores string, release, evict bool, idle time.Duration, top int) e
 		if release {
 			args = append(args, "-trimpath", "-ldflags=-s -w")
 		}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
 		cmd := exec.Command("go", append(args, "./cmd/parsemcp")...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if release {
@@ -103,7 +108,7 @@ func run(bin, stores string, release, evict bool, idle time.Duration, top int) e
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("go build: %w", err)
 		}
-		fmt.Printf("built %s in %s (%s)\n", bin, time.Since(start).Round(time.Second), map[bool]string{true: "release flags", false: "default flags"}[release])
+		fmt.Printf("built %s in %s (%s, tags %q)\n", bin, time.Since(start).Round(time.Second), map[bool]string{true: "release flags", false: "default flags"}[release], tags)
 	}
 	img, err := readImage(bin)
 	if err != nil {

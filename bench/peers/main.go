@@ -181,7 +181,7 @@ func run(ctx context.Context, c config) error {
 			t.stop()
 		}
 	}()
-	if c.before != "" {
+	if c.before != "" && !slices.Contains(c.targets, "parsemcp-before") {
 		c.targets = append(c.targets, "parsemcp-before")
 	}
 	for _, name := range c.targets {

@@ -1,3 +1,5 @@
+//go:build llm
+
 package main
 
 import (
@@ -24,7 +26,7 @@ func newAsk() *cobra.Command {
 	var trace, yes bool
 	cmd := &cobra.Command{
 		Use:   "ask QUESTION",
-		Short: "Ask a language model one question about the data; it answers by calling the server's tools (exit 3 when it stopped before answering)",
+		Short: askShort,
 		Long: `Ask a language model one question about the data. The model gets the
 tools of a parsemcp server (this process's, or --server's, as the agent the
 server gives this client) and calls them until it answers, at most

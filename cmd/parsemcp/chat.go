@@ -1,3 +1,5 @@
+//go:build llm
+
 package main
 
 import (
@@ -28,7 +30,7 @@ func newChat() *cobra.Command {
 	var historyFile string
 	cmd := &cobra.Command{
 		Use:   "chat",
-		Short: "Talk with a language model about the data, in the terminal; it answers by calling the server's tools",
+		Short: chatShort,
 		Long: `An interactive session with a language model that answers questions about
 the data by calling the tools of a parsemcp server (this process's, or
 --server's, as the agent the server gives this client). The model's text

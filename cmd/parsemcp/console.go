@@ -1,3 +1,5 @@
+//go:build llm
+
 package main
 
 import (
@@ -51,7 +53,7 @@ func newConsole() *cobra.Command {
 	var historyFile string
 	cmd := &cobra.Command{
 		Use:   "console",
-		Short: "An interactive console over the tools, prompts and protocol of a store's server, as one agent",
+		Short: consoleShort,
 		Long: `An interactive console for trying tools, queries and prompts by hand. It
 serves the store in this process (--store or --demo, as call does; or a
 server over stdio with --server-command) and talks to it through one MCP

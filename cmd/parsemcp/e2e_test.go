@@ -32,7 +32,8 @@ import (
 	builtin "github.com/parsemcp/parsemcp/tools"
 )
 
-var binary string
+// binary is the server's build; llmBinaryPath, beside it, the llm build.
+var binary, llmBinaryPath string
 
 // readonlyTools is how many built-in tools a readonly agent sees with every
 // operator gate closed (the default): the write tools stay hidden.
@@ -46,14 +47,30 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The server's binary, and beside it parsemcp-llm, which its ask,
+	// chat and console run (llmcommands.go): the tests of those commands
+	// go through the stand-ins.
 	binary = filepath.Join(dir, "parsemcp")
-	build := []string{"build", "-o", binary}
-	if raceEnabled {
-		build = append(build, "-race")
+	llmBinaryPath = filepath.Join(dir, llmBinary)
+	builds := make(chan error, 2)
+	for _, b := range [][]string{{"-o", binary}, {"-tags", "llm", "-o", llmBinaryPath}} {
+		go func() {
+			args := append([]string{"build"}, b...)
+			if raceEnabled {
+				args = append(args, "-race")
+			}
+			out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			builds <- err
+		}()
 	}
-	if out, err := exec.Command("go", append(build, ".")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-		os.Exit(1)
+	for range 2 {
+		if err := <-builds; err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	code := pgtest.Main(m)
 	os.RemoveAll(dir)
@@ -69,9 +86,20 @@ func run(t *testing.T, env []string, args ...string) (string, string, int) {
 // runIn is run in the directory dir ("": this one).
 func runIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runBinaryIn(t, binary, dir, env, args...)
+}
+
+// runBinary is run with another binary.
+func runBinary(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	return runBinaryIn(t, bin, "", env, args...)
+}
+
+func runBinaryIn(t *testing.T, bin, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer

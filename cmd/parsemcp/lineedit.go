@@ -1,3 +1,5 @@
+//go:build llm
+
 package main
 
 // What the interactive commands (chat, console) share about the terminal:
