@@ -140,7 +140,7 @@ func Fit(v any, budget int) ([]byte, error) { return FitCopies(v, budget, 1) }
 // the bytes of every copy. copies below 1 count as 1.
 func FitCopies(v any, budget, copies int) ([]byte, error) {
 	copies = max(copies, 1)
-	b, err := jsonenc.MarshalTrusted(v)
+	b, err := jsonenc.AppendTrusted(make([]byte, 0, sizeGuess(v)), v)
 	if err != nil {
 		return nil, fmt.Errorf("result not serializable: %w", err)
 	}
@@ -201,6 +201,23 @@ func FitCopies(v any, budget, copies int) ([]byte, error) {
 		return nil, tooLarge(len(b), copies, budget, v)
 	}
 	return out, nil
+}
+
+// sizeGuess is how many bytes v's encoding likely takes: for rows already
+// encoded, theirs and their commas, plus room for the envelope around
+// them; for anything else, the room for an envelope only.
+func sizeGuess(v any) int {
+	const envelope = 1024
+	p, paged := v.(Paged)
+	rs, sized := v.(rowSizer)
+	if !paged || !sized {
+		return envelope
+	}
+	n := envelope
+	for i := range p.pageRows() {
+		n += rs.rowBytes(i) + 1
+	}
+	return n
 }
 
 // tooLarge refuses a result over the budget; for rows it names the

@@ -33,8 +33,13 @@ func Marshal(v any) ([]byte, error) { return segjson.Marshal(v) }
 // checked and compacted again, which for a page of rows is most of the
 // work. For such values its output is Marshal's, byte for byte; a
 // RawMessage that is not valid JSON would make the output invalid.
-func MarshalTrusted(v any) ([]byte, error) {
-	return segjson.Append(make([]byte, 0, 1024), v, flags|segjson.TrustRawMessage)
+func MarshalTrusted(v any) ([]byte, error) { return AppendTrusted(make([]byte, 0, 1024), v) }
+
+// AppendTrusted is MarshalTrusted appending to dst: a dst with room for
+// the whole encoding is not grown (a page of rows, encoded into a buffer
+// grown by doubling, is allocated about four times over).
+func AppendTrusted(dst []byte, v any) ([]byte, error) {
+	return segjson.Append(dst, v, flags|segjson.TrustRawMessage)
 }
 
 // AppendString appends s as Append encodes a string value.
