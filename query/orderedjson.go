@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // Ordered JSON: decoding that keeps an object's key order (OrderedObject), and reading decoded values.
@@ -17,8 +20,82 @@ type OrderedObject struct {
 	Values map[string]any
 }
 
-// decodeOrdered decodes JSON text, objects as *OrderedObject.
+// decodeOrdered decodes JSON text, objects as *OrderedObject, with
+// encoding/json's answers. Valid JSON is read in place by segmentio's
+// tokenizer (TestDecodeOrderedAsEncodingJSON holds the two to the same
+// values: escapes, invalid UTF-8, numbers, duplicates, depth); invalid
+// text by encoding/json's decoder, which words the refusals. Its token
+// reader allocates for every token (an error value for each scalar).
 func decodeOrdered(raw []byte) (any, error) {
+	if segjson.Valid(raw) {
+		r := orderedReader{t: segjson.NewTokenizer(raw)}
+		r.t.Next()
+		return r.value(0)
+	}
+	return decodeOrderedStd(raw)
+}
+
+// orderedReader reads valid JSON from a tokenizer: value reads the value
+// whose first token is the current one, and leaves its last token
+// current.
+type orderedReader struct{ t *segjson.Tokenizer }
+
+func (r orderedReader) value(depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+	}
+	t := r.t
+	switch t.Delim {
+	case '[':
+		arr := []any{}
+		for t.Next() && t.Delim != ']' {
+			if t.Delim == ',' {
+				t.Next()
+			}
+			v, err := r.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		return arr, nil
+	case '{':
+		o := &OrderedObject{Values: map[string]any{}}
+		for t.Next() && t.Delim != '}' {
+			if t.Delim == ',' {
+				t.Next()
+			}
+			k := string(t.String())
+			t.Next() // the colon
+			t.Next()
+			v, err := r.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := o.Values[k]; !dup {
+				o.Keys = append(o.Keys, k)
+			}
+			o.Values[k] = v
+		}
+		return o, nil
+	}
+	switch t.Kind().Class() {
+	case segjson.Null:
+		return nil, nil
+	case segjson.Bool:
+		return t.Bool(), nil
+	case segjson.Num:
+		f, err := strconv.ParseFloat(string(t.Value), 64)
+		if err != nil {
+			return nil, fmt.Errorf("number %s out of range", t.Value)
+		}
+		return f, nil
+	}
+	return string(t.String()), nil
+}
+
+// decodeOrderedStd is decodeOrdered by encoding/json's decoder.
+func decodeOrderedStd(raw []byte) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
