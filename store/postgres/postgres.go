@@ -361,11 +361,14 @@ func decodeValue(f parse.Field, v any) (parse.Normalized, error) {
 		}
 		n.JSON = coords
 	default:
-		s, ok := v.(string)
-		if !ok {
+		switch x := v.(type) {
+		case string:
+			n.String = x
+		case *sqlkit.RawText: // QueryRawText's, valid for this row only
+			n.String = string(x.B)
+		default:
 			return bad()
 		}
-		n.String = s
 	}
 	return n, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
 // rowValues returns the reader of rows' values: the values pgx's
@@ -15,14 +17,19 @@ import (
 // every Parse row) is read from its bytes into a []string instead of
 // through pgx's reflective array scan; a timestamp, a number or a boolean
 // is scanned by a plan made once per column for the whole result (pgx's
-// DecodeValue plans each value anew); text is its bytes. Every other
-// column is decoded by its pgx codec, as Values decodes it.
-func rowValues(rows pgx.Rows) func() ([]any, error) {
+// DecodeValue plans each value anew); text is its bytes, as a string or,
+// with rawText, as a *sqlkit.RawText holding pgx's bytes for the row
+// (QueryRawText). Every other column is decoded by its pgx codec, as
+// Values decodes it.
+func rowValues(rows pgx.Rows, rawText bool) func() ([]any, error) {
 	fds := rows.FieldDescriptions()
 	m := rows.Conn().TypeMap()
 	cols := make([]column, len(fds))
 	for i := range fds {
 		cols[i].plan(m, &fds[i])
+		if rawText && cols[i].kind == colText {
+			cols[i].kind = colRawText
+		}
 	}
 	return func() ([]any, error) {
 		raw := rows.RawValues()
@@ -52,7 +59,8 @@ type column struct {
 	format int16
 	dt     *pgtype.Type
 	scan   pgtype.ScanPlan
-	// The scan's target, reused for every row.
+	// The scan's target, reused for every row (raw: the row's text).
+	raw  sqlkit.RawText
 	tstz pgtype.Timestamptz
 	ts   pgtype.Timestamp
 	f8   float64
@@ -67,6 +75,7 @@ const (
 	colUnknown colKind = iota // a type pgx does not know
 	colCodec                  // the type's codec decodes each value
 	colText
+	colRawText // text as *sqlkit.RawText
 	colTextArray
 	colTimestamptz
 	colTimestamp
@@ -118,6 +127,9 @@ func (c *column) decode(m *pgtype.Map, buf []byte) (any, error) {
 	switch c.kind {
 	case colText:
 		return string(buf), nil
+	case colRawText:
+		c.raw.B = buf
+		return &c.raw, nil
 	case colTextArray:
 		if a, ok := textArrayBinary(buf); ok {
 			return a, nil

@@ -38,12 +38,22 @@ type conn struct {
 
 // Query hands each row's values to row.
 func (c conn) Query(ctx context.Context, sqlText string, args []any, row func(vals []any) error) error {
+	return c.query(ctx, sqlText, args, row, false)
+}
+
+// QueryRawText is Query with text columns as *sqlkit.RawText: their bytes
+// in pgx's read buffer, not strings (sqlkit.RawTextQuerier).
+func (c conn) QueryRawText(ctx context.Context, sqlText string, args []any, row func(vals []any) error) error {
+	return c.query(ctx, sqlText, args, row, true)
+}
+
+func (c conn) query(ctx context.Context, sqlText string, args []any, row func(vals []any) error, rawText bool) error {
 	rows, err := c.q.Query(ctx, sqlText, args...)
 	if err != nil {
 		return wrapErr(ctx, err)
 	}
 	defer rows.Close()
-	return sqlkit.Each(ctx, rows, rowValues(rows), row, wrapErr)
+	return sqlkit.Each(ctx, rows, rowValues(rows, rawText), row, wrapErr)
 }
 
 // Exec runs a statement returning no rows.

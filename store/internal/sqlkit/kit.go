@@ -120,7 +120,7 @@ func (k *Kit[T]) Rows(ctx context.Context, db Querier, sch parse.Schema, fields 
 // Collect runs sqlText and decodes each row.
 func Collect[R any](ctx context.Context, db Querier, sqlText string, args []any, decode func(vals []any) (R, error)) ([]R, error) {
 	var out []R
-	err := traced(ctx, db, sqlText, args, func(vals []any) error {
+	err := traced(ctx, db.Query, sqlText, args, func(vals []any) error {
 		r, err := decode(vals)
 		if err != nil {
 			return err
@@ -171,7 +171,7 @@ func (k *Kit[T]) Count(ctx context.Context, q *query.Query) (int64, error) {
 // count runs a statement returning one count.
 func (k *Kit[T]) count(ctx context.Context, db Querier, sqlText string, args []any) (int64, error) {
 	var n int64
-	err := traced(ctx, db, sqlText, args, func(vals []any) error {
+	err := traced(ctx, db.Query, sqlText, args, func(vals []any) error {
 		v, ok := vals[0].(int64)
 		if !ok {
 			return fmt.Errorf("count: unexpected %T", vals[0])

@@ -53,6 +53,9 @@ type rowField struct {
 	val         any
 	norm        parse.Normalized
 	perms       [2][]string
+	// raw, when not nil, is a String's or a Pointer's objectId as the
+	// database sent it (a *RawText's bytes), written instead of norm.
+	raw []byte
 }
 
 // fieldKind is how RowWriter writes a field.
@@ -117,7 +120,7 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 	}
 	slices.SortFunc(w.order, func(a, b int) int { return strings.Compare(w.f[a].name, w.f[b].name) })
 	w.set = w.setREST
-	w.hooks = rowHooks{typed: w.setTyped, acl: w.setACL}
+	w.hooks = rowHooks{typed: w.setTyped, acl: w.setACL, text: w.setText}
 	return w
 }
 
@@ -137,6 +140,19 @@ func (w *RowWriter) setTyped(i int, n parse.Normalized) bool {
 	return true
 }
 
+// setText takes field i's text as the database sent it when the field is
+// written from it: a String, or a Pointer's objectId.
+func (w *RowWriter) setText(i int, b []byte) bool {
+	rf := &w.f[i]
+	if rf.kind != directString && rf.kind != directPointer {
+		return false
+	}
+	// norm is cleared: an empty text may come as nil bytes, which
+	// appendDirect writes from norm.
+	rf.raw, rf.norm, rf.has, rf.direct = b, parse.Normalized{}, true, true
+	return true
+}
+
 // setACL takes the ACL's entries.
 func (w *RowWriter) setACL(i int, r, wr []string) bool {
 	rf := &w.f[i]
@@ -147,7 +163,7 @@ func (w *RowWriter) setACL(i int, r, wr []string) bool {
 // Append appends the JSON object of one row to dst.
 func (w *RowWriter) Append(dst []byte, vals []any) ([]byte, error) {
 	for i := range w.f {
-		w.f[i].has, w.f[i].direct, w.f[i].val = false, false, nil
+		w.f[i].has, w.f[i].direct, w.f[i].val, w.f[i].raw = false, false, nil, nil
 	}
 	err := readRow(w.c, w.sch, w.fields, vals, w.set, w.hooks)
 	if err != nil {
@@ -185,6 +201,9 @@ func (w *RowWriter) appendDirect(dst []byte, rf *rowField) ([]byte, error) {
 	case directACL:
 		return appendACL(dst, rf.perms[0], rf.perms[1]), nil
 	case directString:
+		if rf.raw != nil {
+			return jsonenc.AppendStringBytes(dst, rf.raw), nil
+		}
 		return jsonenc.AppendString(dst, n.String), nil
 	case directNumber:
 		w.num = n.Number
@@ -201,7 +220,11 @@ func (w *RowWriter) appendDirect(dst []byte, rf *rowField) ([]byte, error) {
 		return append(dst, '"', '}'), nil
 	}
 	dst = append(dst, rf.prefix...)
-	dst = jsonenc.AppendString(dst, n.String)
+	if rf.raw != nil {
+		dst = jsonenc.AppendStringBytes(dst, rf.raw)
+	} else {
+		dst = jsonenc.AppendString(dst, n.String)
+	}
 	return append(dst, '}'), nil
 }
 
@@ -250,7 +273,7 @@ func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field s
 	w := NewRowWriter(k.Codec, sch, fields, keep)
 	var buf []byte
 	var ends []int
-	err = traced(ctx, k.DB, sqlText, args, func(vals []any) error {
+	err = traced(ctx, rawTextQuery(k.DB), sqlText, args, func(vals []any) error {
 		var err error
 		if buf, err = w.Append(buf, vals); err != nil {
 			return err

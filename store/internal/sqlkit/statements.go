@@ -107,6 +107,9 @@ type rowHooks struct {
 	typed func(i int, n parse.Normalized) bool
 	// acl is offered the row's _rperm and _wperm entries.
 	acl func(i int, r, w []string) bool
+	// text is offered the bytes of each *RawText column (QueryRawText);
+	// one it refuses goes on to ColumnCodec.Value, which copies them.
+	text func(i int, b []byte) bool
 }
 
 func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set func(i int, name string, v any), h rowHooks) error {
@@ -149,6 +152,9 @@ func readRow(c ColumnCodec, sch parse.Schema, fields []string, vals []any, set f
 		v := vals[i]
 		i++
 		if v == nil {
+			continue
+		}
+		if rt, ok := v.(*RawText); ok && h.text != nil && h.text(fi, rt.B) {
 			continue
 		}
 		n, err := c.Value(f, v)

@@ -30,11 +30,12 @@ func TraceStatement(ctx context.Context, sqlText string) (_ context.Context, end
 	}
 }
 
-// traced runs one statement returning rows in its own span.
-func traced(ctx context.Context, db Querier, sqlText string, args []any, row func(vals []any) error) error {
+// traced runs one statement returning rows (by query: a Querier's Query
+// or QueryRawText) in its own span.
+func traced(ctx context.Context, query queryFunc, sqlText string, args []any, row func(vals []any) error) error {
 	ctx, end := TraceStatement(ctx, sqlText)
 	n := 0
-	err := db.Query(ctx, sqlText, args, func(vals []any) error {
+	err := query(ctx, sqlText, args, func(vals []any) error {
 		n++
 		return row(vals)
 	})
