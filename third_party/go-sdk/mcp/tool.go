@@ -60,6 +60,10 @@ type ToolHandlerFor[In, Out any] func(_ context.Context, request *CallToolReques
 type serverTool struct {
 	tool    *Tool
 	handler ToolHandler
+	// paramHeaders are tool's x-mcp-header bindings, read from its input
+	// schema once, when it was added (as its annotations are validated
+	// then), not on every call.
+	paramHeaders []paramHeaderBinding
 }
 
 // applySchema validates whether data is valid JSON according to the provided
