@@ -64,6 +64,6 @@ func findLLMBinary(command string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: this parsemcp is built without the commands that talk to a language model (ask, chat, console), which would cost the server about 20 MB of memory, "+
 		"and no %s is beside it or on PATH. Put the release archive's %s beside it, or build one from a checkout: go build -tags llm -o %s ./cmd/parsemcp "+
-		"(go run -tags llm ./cmd/parsemcp %s runs the command directly; go install -tags llm github.com/parsemcp/parsemcp/cmd/parsemcp@latest installs a parsemcp with every command)",
+		"(go run -tags llm ./cmd/parsemcp %s runs the command directly; go install -tags llm ./cmd/parsemcp installs a parsemcp with every command)",
 		command, file, file, file, command)
 }
