@@ -47,12 +47,6 @@ func AppendString(dst []byte, s string) []byte {
 	return segjson.AppendEscape(dst, s, segjson.EscapeHTML)
 }
 
-// AppendStringBytes is AppendString for text held as bytes, which it
-// reads in place (no string is made of them).
-func AppendStringBytes(dst, b []byte) []byte {
-	return segjson.AppendEscape(dst, unsafe.String(unsafe.SliceData(b), len(b)), segjson.EscapeHTML)
-}
-
 // AppendQuoted appends text (usually JSON) as one JSON string, escaped as
 // encoding/json escapes a string.
 func AppendQuoted(dst, text []byte) []byte {

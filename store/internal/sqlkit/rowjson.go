@@ -201,10 +201,7 @@ func (w *RowWriter) appendDirect(dst []byte, rf *rowField) ([]byte, error) {
 	case directACL:
 		return appendACL(dst, rf.perms[0], rf.perms[1]), nil
 	case directString:
-		if rf.raw != nil {
-			return jsonenc.AppendStringBytes(dst, rf.raw), nil
-		}
-		return jsonenc.AppendString(dst, n.String), nil
+		return rf.appendText(dst), nil
 	case directNumber:
 		w.num = n.Number
 		return jsonenc.Append(dst, &w.num)
@@ -220,12 +217,17 @@ func (w *RowWriter) appendDirect(dst []byte, rf *rowField) ([]byte, error) {
 		return append(dst, '"', '}'), nil
 	}
 	dst = append(dst, rf.prefix...)
+	return append(rf.appendText(dst), '}'), nil
+}
+
+// appendText writes a String's value or a Pointer's objectId: the bytes
+// the database sent when the row has them (setText), else the normalized
+// string.
+func (rf *rowField) appendText(dst []byte) []byte {
 	if rf.raw != nil {
-		dst = jsonenc.AppendStringBytes(dst, rf.raw)
-	} else {
-		dst = jsonenc.AppendString(dst, n.String)
+		return jsonenc.AppendQuoted(dst, rf.raw)
 	}
-	return append(dst, '}'), nil
+	return jsonenc.AppendString(dst, rf.norm.String)
 }
 
 // appendACL writes the ACL of a row's _rperm and _wperm entries as
