@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/mcpserver"
@@ -20,7 +22,8 @@ import (
 // handler (Streamable HTTP, the master key, PostgreSQL) with the response
 // recorded in memory: no network and no client decoding, so ns/op,
 // B/op and allocs/op are the server's own per-call cost (the SQL
-// included). Profile with -cpuprofile / -memprofile:
+// included), and cpu-ns/op the process's CPU time per call. Profile with
+// -cpuprofile / -memprofile:
 //
 //	PARSEMCP_BENCH_DB=postgres://…/DB go test -tags bench ./bench -run '^$' -bench Handler -benchtime 500x -cpuprofile cpu.out
 func BenchmarkHandler(b *testing.B) {
@@ -47,6 +50,7 @@ func BenchmarkHandler(b *testing.B) {
 			}
 			b.ReportAllocs()
 			var n int
+			cpu0 := processCPU(b)
 			for b.Loop() {
 				w := handlerPost(h, sid, body)
 				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"result"`)) || bytes.Contains(w.Body.Bytes(), []byte(`"isError":true`)) {
@@ -55,8 +59,21 @@ func BenchmarkHandler(b *testing.B) {
 				n = w.Body.Len()
 			}
 			b.ReportMetric(float64(n), "resp-bytes")
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// processCPU is the benchmark process's user and system CPU time: per
+// call, it is what the server spends on all cores (its goroutines' hand-offs
+// and the GC included), where ns/op is the wall time of one call at a time,
+// the wait for PostgreSQL included.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func pickObjectID(b *testing.B, s *Session) string {

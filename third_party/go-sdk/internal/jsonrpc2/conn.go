@@ -368,7 +368,7 @@ func (c *Connection) Retire(ac *AsyncCall, err error) {
 // descendants).
 func Async(ctx context.Context) {
 	if r, ok := ctx.Value(asyncKey).(*releaser); ok {
-		r.release(false)
+		r.release()
 	}
 }
 
@@ -379,26 +379,41 @@ var asyncKey = asyncKeyType{}
 // A releaser implements concurrency safe 'releasing' of async requests. (A
 // request is released when it is allowed to run concurrent with other
 // requests, via a call to [Async].)
+//
+// parsemcp patch 9: a request is handled on the goroutine that runs the
+// handler queue (handleAsync), not on a goroutine of its own. Releasing it
+// hands the queue over (handOff), and the request keeps the goroutine.
 type releaser struct {
 	mu       sync.Mutex
-	ch       chan struct{}
 	released bool
+	handOff  func()
 }
 
-// release closes the associated channel. If soft is set, multiple calls to
-// release are allowed.
-func (r *releaser) release(soft bool) {
+// release hands the handler queue over, once; a second call panics.
+func (r *releaser) release() {
+	r.mu.Lock()
+	released := r.released
+	r.released = true
+	r.mu.Unlock()
+
+	if released {
+		panic("jsonrpc2.Async called multiple times")
+	}
+	r.handOff()
+}
+
+// finish marks the request as released when its handler has returned, and
+// reports whether the queue is still the caller's: false if the handler
+// called [Async], which handed it over.
+func (r *releaser) finish() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
 	if r.released {
-		if !soft {
-			panic("jsonrpc2.Async called multiple times")
-		}
-	} else {
-		close(r.ch)
-		r.released = true
+		return false
 	}
+	r.released = true
+	return true
 }
 
 type AsyncCall struct {
@@ -679,15 +694,32 @@ func (c *Connection) handleAsync() {
 			continue
 		}
 
-		releaser := &releaser{ch: make(chan struct{})}
+		// parsemcp patch 9: the request is handled here rather than on a new
+		// goroutine that this one waits for. If its handler calls Async, the
+		// queue goes to another goroutine (handOffQueue) and this one ends
+		// with the request.
+		releaser := &releaser{handOff: c.handOffQueue}
 		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		go func() {
-			defer releaser.release(true)
-			result, err := c.handler.Handle(ctx, req.Request)
-			c.processResult(c.handler, req, result, err)
-		}()
-		<-releaser.ch
+		result, err := c.handler.Handle(ctx, req.Request)
+		c.processResult(c.handler, req, result, err)
+		if !releaser.finish() {
+			return
+		}
 	}
+}
+
+// handOffQueue is called when a request being handled on the handleAsync
+// goroutine is released by [Async]: that goroutine now belongs to the
+// request, so a new one takes the requests already queued, or, if there are
+// none, acceptRequest starts one when the next arrives.
+func (c *Connection) handOffQueue() {
+	c.updateInFlight(func(s *inFlightState) {
+		if len(s.handlerQueue) > 0 {
+			go c.handleAsync()
+		} else {
+			s.handlerRunning = false
+		}
+	})
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.
