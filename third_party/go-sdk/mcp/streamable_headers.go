@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -35,6 +36,9 @@ const (
 func extractName(method string, params json.RawMessage) (string, bool) {
 	switch method {
 	case "tools/call":
+		if name, ok := toolCallName(params); ok {
+			return name, true
+		}
 		var p CallToolParams
 		if err := internaljson.Unmarshal(params, &p); err == nil {
 			return p.Name, true
@@ -52,6 +56,33 @@ func extractName(method string, params json.RawMessage) (string, bool) {
 	}
 
 	return "", false
+}
+
+// toolCallName is extractName's answer for tools/call params without
+// decoding their arguments and _meta into maps (parsemcp patch 10), when
+// it can tell that answer is CallToolParams's: the params decode into the
+// fields that can fail to (a string name and requestState, an _meta that
+// must be an object), spell neither a second "_meta" nor any
+// "inputResponses" (whose own decoding can fail), and hold no escape
+// (through which a key could spell one). ok is false when it cannot tell:
+// the caller decodes CallToolParams as before.
+func toolCallName(params json.RawMessage) (name string, ok bool) {
+	if bytes.IndexByte(params, '\\') >= 0 || bytes.Count(params, []byte(`"_meta"`)) > 1 ||
+		bytes.Contains(params, []byte(`"inputResponses"`)) {
+		return "", false
+	}
+	var p struct {
+		Meta         json.RawMessage `json:"_meta"`
+		Name         string          `json:"name"`
+		RequestState string          `json:"requestState"`
+	}
+	if err := internaljson.Unmarshal(params, &p); err != nil {
+		return "", false
+	}
+	if m := bytes.TrimLeft(p.Meta, " \t\r\n"); len(m) > 0 && m[0] != '{' && string(m) != "null" {
+		return "", false
+	}
+	return p.Name, true
 }
 
 // headerSchemaProperty captures the fields needed for x-mcp-header processing.
