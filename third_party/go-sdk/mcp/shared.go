@@ -537,10 +537,7 @@ func extractRequestMeta(rawParams json.RawMessage) Meta {
 	if len(rawParams) == 0 {
 		return nil
 	}
-	// Params that spell no "_meta" and hold no escape (through which a key
-	// could spell it) have no _meta: most requests, which need not be
-	// decoded again (this runs up to three times per request).
-	if !bytes.Contains(rawParams, []byte(`"_meta"`)) && bytes.IndexByte(rawParams, '\\') < 0 {
+	if !mayHoldMeta(rawParams) {
 		return nil
 	}
 	var meta struct {
@@ -550,6 +547,42 @@ func extractRequestMeta(rawParams json.RawMessage) Meta {
 		return nil
 	}
 	return meta.Meta
+}
+
+// mayHoldMeta reports whether params may hold a _meta member: params that
+// spell no "_meta" and hold no escape (through which a key could spell it)
+// have none, which is most requests; they need not be decoded to find out
+// (parsemcp patch 7).
+func mayHoldMeta(rawParams json.RawMessage) bool {
+	return bytes.Contains(rawParams, []byte(`"_meta"`)) || bytes.IndexByte(rawParams, '\\') >= 0
+}
+
+// requestMetaVersion is
+//
+//	v, _ := extractRequestMeta(rawParams)[MetaKeyProtocolVersion].(string)
+//
+// without decoding the rest of _meta into a map (parsemcp patch 11): the
+// Streamable HTTP transport needs only the version, and the server decodes
+// the whole _meta again when it validates the request. The two decodes
+// fail alike: _meta must be an object or null, and the version may be any
+// value (only a string counts).
+func requestMetaVersion(rawParams json.RawMessage) string {
+	if len(rawParams) == 0 {
+		return ""
+	}
+	if !mayHoldMeta(rawParams) {
+		return ""
+	}
+	var p struct {
+		Meta *struct {
+			Version any `json:"io.modelcontextprotocol/protocolVersion"`
+		} `json:"_meta"`
+	}
+	if err := internaljson.Unmarshal(rawParams, &p); err != nil || p.Meta == nil {
+		return ""
+	}
+	v, _ := p.Meta.Version.(string)
+	return v
 }
 
 type validatedMeta struct {

@@ -1509,10 +1509,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 			// excluded.
 			//
 			// TODO: this validation can be moved within validateMcpHeaders.
-			var metaVersion string
-			if meta := extractRequestMeta(jreq.Params); meta != nil {
-				metaVersion, _ = meta[MetaKeyProtocolVersion].(string)
-			}
+			metaVersion := requestMetaVersion(jreq.Params) // parsemcp patch 11
 			if (jreq.IsCall() && protocolVersion >= protocolVersion20260728) || metaVersion != "" {
 				// Extract again the protocol version from the context to see what the client
 				// is advertising in the Mcp-Protocol-Version HTTP header.
