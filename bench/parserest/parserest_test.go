@@ -11,7 +11,6 @@
 package parserest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,16 +22,15 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/bench"
 	"github.com/parsemcp/parsemcp/demo"
 	"github.com/parsemcp/parsemcp/internal/rawmcp"
 	"github.com/parsemcp/parsemcp/internal/testing/parseserver"
@@ -249,31 +247,22 @@ func run(ctx context.Context, conc, n int, call func(ctx context.Context, worker
 	return out, firstErr
 }
 
-// procCPU returns the user and system CPU time process pid has used
-// (/proc/pid/stat, in clock ticks of 10 ms).
+// procCPU returns the user and system CPU time process pid has used.
 func procCPU(t *testing.T, pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := bench.CPUTime(pid)
 	if err != nil {
 		t.Fatalf("Parse Server's CPU time: %v", err)
 	}
-	// The fields after the command name (in parentheses, which may hold
-	// spaces): state is the first, utime the 12th, stime the 13th.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
+	return d
 }
 
 // selfCPU returns this process's user and system CPU time.
 func selfCPU(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	d, err := bench.SelfCPUTime()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return d
 }
 
 func p50(ds []time.Duration) time.Duration {

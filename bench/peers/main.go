@@ -472,7 +472,7 @@ func runCell(ctx context.Context, t *target, op string, conc int, d time.Duratio
 	var cpu0 time.Duration
 	if t.pid != 0 {
 		var err error
-		if cpu0, err = cpuTime(t.pid); err != nil {
+		if cpu0, err = bench.CPUTime(t.pid); err != nil {
 			return cell{}, err
 		}
 	}
@@ -499,7 +499,7 @@ func runCell(ctx context.Context, t *target, op string, conc int, d time.Duratio
 	wg.Wait()
 	res := cell{elapsed: time.Since(start)}
 	if t.pid != 0 {
-		cpu1, err := cpuTime(t.pid)
+		cpu1, err := bench.CPUTime(t.pid)
 		if err != nil {
 			return cell{}, err
 		}
