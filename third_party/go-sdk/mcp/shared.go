@@ -567,10 +567,7 @@ func mayHoldMeta(rawParams json.RawMessage) bool {
 // fail alike: _meta must be an object or null, and the version may be any
 // value (only a string counts).
 func requestMetaVersion(rawParams json.RawMessage) string {
-	if len(rawParams) == 0 {
-		return ""
-	}
-	if !mayHoldMeta(rawParams) {
+	if !mayHoldMeta(rawParams) { // empty params too
 		return ""
 	}
 	var p struct {
