@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,10 +34,10 @@ import (
 //     every other field as the SDK writes it) with the placeholders
 //     replaced by the text, escaped once and raw once.
 //
-// The wire bytes are exactly what the SDK would have written. The SDK
-// still compacts the result twice after this (its JSON-RPC layer
-// validates a Marshaler's output and then the envelope's raw result);
-// that part cannot be reached from outside the SDK. Without sendEncoded in
+// The wire bytes are exactly what the SDK would have written. The SDK's
+// JSON-RPC layer then checks the result is valid JSON and, as
+// encodedResult appends its JSON (AppendJSON), writes the response around
+// it in the same buffer (go-sdk patches 2, 3, 5 and 12, PATCHES.md). Without sendEncoded in
 // the chain (a handler called some other way) successResult sets the text
 // and structuredContent itself.
 
@@ -118,7 +119,13 @@ type encodedResult struct {
 	text []byte
 }
 
-func (r *encodedResult) MarshalJSON() ([]byte, error) {
+func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
+
+// AppendJSON appends to dst what MarshalJSON returns. The SDK's JSON-RPC
+// layer (go-sdk patch 12) appends a result that has this method right
+// after the response's head, so the response is written in one buffer
+// instead of copied into a second one.
+func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
 	b, err := r.CallToolResult.MarshalJSON()
 	if err != nil {
 		return nil, err
@@ -134,13 +141,14 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 	}
 	j := bytes.Index(rest, quotedStructured)
 	if i < 0 && j < 0 { // nothing to fill in
-		return b, nil
+		return append(dst, b...), nil
 	}
-	// Room for both copies: the escaped one grows by a byte for each quote
-	// and backslash (and by five for the rarer <, > and &, which the
-	// slack covers), so the buffer is not copied as it fills.
+	// Room for both copies and what follows the result (the response's
+	// closing brace): the escaped one grows by a byte for each quote and
+	// backslash (and by five for the rarer <, > and &, which the slack
+	// covers), so the buffer is not copied as it fills.
 	escapes := bytes.Count(r.text, []byte{'"'}) + bytes.Count(r.text, []byte{'\\'})
-	out := make([]byte, 0, len(b)+2*len(r.text)+escapes+len(r.text)/32+16)
+	out := slices.Grow(dst, len(b)+2*len(r.text)+escapes+len(r.text)/32+16)
 	if i >= 0 {
 		out = append(out, b[:i]...)
 		out = jsonenc.AppendQuoted(out, r.text)

@@ -67,11 +67,46 @@ func encodeOnce(t *testing.T, text string, inText, structured bool) []byte {
 	ctx := context.WithValue(context.Background(), encodedSlotKey{}, slot)
 	r := textResult(ctx, []byte(text), inText, structured)
 	r.Meta = mcp.Meta{"k": "v"}
-	got, err := json.Marshal(&encodedResult{CallToolResult: r, text: slot.text})
+	er := &encodedResult{CallToolResult: r, text: slot.text}
+	got, err := json.Marshal(er)
 	if err != nil {
 		t.Fatal(err)
 	}
+	appendsAsMarshals(t, er)
 	return got
+}
+
+// appendsAsMarshals checks that r appended to a response's head is that
+// head followed by what r.MarshalJSON returns.
+func appendsAsMarshals(t *testing.T, r *encodedResult) {
+	t.Helper()
+	marshaled, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := `{"jsonrpc":"2.0","id":1,"result":`
+	got, err := r.AppendJSON([]byte(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := head + string(marshaled); string(got) != want {
+		t.Fatalf("appended:\n got %s\nwant %s", got, want)
+	}
+}
+
+// A result whose placeholders were replaced on its way out (nothing to
+// fill in) is appended as the SDK marshals it.
+func TestEncodedResultReplaced(t *testing.T) {
+	r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "replaced"}}, IsError: true}
+	want, err := r.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	er := &encodedResult{CallToolResult: r, text: []byte(`{"x":1}`)}
+	if got, err := er.MarshalJSON(); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("got %s (%v), want %s", got, err, want)
+	}
+	appendsAsMarshals(t, er)
 }
 
 // Without a slot (the handler called outside the server's middleware) the

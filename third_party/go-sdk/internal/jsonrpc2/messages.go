@@ -78,6 +78,12 @@ type Response struct {
 	// Extra is additional information that does not appear on the wire. It can be
 	// used to pass information from the underlying transport to the application.
 	Extra any
+
+	// wire is the whole message, encoded when the response was made from a
+	// jsonAppender, with Result the part of it after the head that
+	// appendResponseHead writes (parsemcp's patch: EncodeMessage sends it as it
+	// is instead of copying Result into a new envelope).
+	wire []byte
 }
 
 // StringID creates a new string request identifier.
@@ -118,8 +124,97 @@ func (msg *Request) marshal(to *wireCombined) {
 // NewResponse constructs a new Response message that is a reply to the
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
+	if rerr == nil {
+		if resp, ok, err := appendedResponse(id, result); ok {
+			return resp, err
+		}
+	}
 	r, merr := marshalToRaw(result)
 	return &Response{ID: id, Result: r, Error: rerr}, merr
+}
+
+// jsonAppender is a value that appends its JSON text to a buffer, the
+// JSON counterpart of encoding.TextAppender: AppendJSON(b) is b followed
+// by what MarshalJSON would return.
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
+// appendedResponse is the successful response of a result that is a
+// jsonAppender (and not a nil pointer), encoded whole in one buffer: the
+// head, the result appended after it, the closing brace. For a large
+// result this spares the copy EncodeMessage would make of it (and the
+// second buffer held while it is sent). Result is the result's part of
+// that buffer, checked valid as marshalerRaw checks a Marshaler's output
+// (for an id without a head, the result alone). ok is false for any other
+// result.
+func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
+	a, isA := result.(jsonAppender)
+	if !isA {
+		return nil, false, nil
+	}
+	if v := reflect.ValueOf(result); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, false, nil
+	}
+	head, headed := appendResponseHead(nil, id) // without one (no id), no wire
+	wire, err := a.AppendJSON(head)
+	if err == nil && (len(wire) < len(head) || !bytes.Equal(wire[:len(head)], head)) {
+		err = errors.New("AppendJSON did not append to its argument")
+	}
+	if err != nil {
+		return &Response{ID: id}, true, &json.MarshalerError{Type: reflect.TypeOf(result), Err: err}
+	}
+	res := wire[len(head):]
+	if !internaljson.Valid(res) {
+		return &Response{ID: id}, true, &json.MarshalerError{Type: reflect.TypeOf(result), Err: errors.New("invalid JSON")}
+	}
+	if trimmed := bytes.TrimSpace(res); !headed || len(trimmed) != len(res) {
+		// Not the bytes the general path would write: let it copy them.
+		return &Response{ID: id, Result: trimmed}, true, nil
+	}
+	wire = append(wire, '}')
+	return &Response{ID: id, Result: res[:len(res):len(res)], wire: wire}, true, nil
+}
+
+// appendResponseHead appends to dst a successful response's text up to
+// its result, `{"jsonrpc":"2.0","id":…,"result":`, as the general path
+// writes it. ok is false for an id that is neither an integer nor a
+// string.
+func appendResponseHead(dst []byte, id ID) (head []byte, ok bool) {
+	var quoted []byte
+	switch v := id.value.(type) {
+	case int64:
+	case string:
+		b, err := jsonMarshal(v)
+		if err != nil {
+			return dst, false
+		}
+		quoted = b
+	default:
+		return dst, false
+	}
+	head = append(dst, `{"jsonrpc":"`...)
+	head = append(head, wireVersion...)
+	head = append(head, `","id":`...)
+	if quoted == nil {
+		head = strconv.AppendInt(head, id.value.(int64), 10)
+	} else {
+		head = append(head, quoted...)
+	}
+	return append(head, `,"result":`...), true
+}
+
+// encoded is the response's wire text made by appendedResponse, if it
+// still is its encoding (Result is not empty): Result is still the part of it after head (same
+// length, same memory: changed in place, it changed there too) and head is
+// still its head (the id unchanged).
+func (msg *Response) encoded(head []byte) ([]byte, bool) {
+	n := len(head)
+	if msg.wire == nil || len(msg.wire) != n+len(msg.Result)+1 ||
+		&msg.wire[n] != &msg.Result[0] || !bytes.Equal(msg.wire[:n], head) {
+		return nil, false
+	}
+	return msg.wire, true
 }
 
 func (msg *Response) marshal(to *wireCombined) {
@@ -171,25 +266,16 @@ func encodeResult(msg Message) (data []byte, ok bool) {
 	if !isResp || r.Error != nil || len(r.Result) == 0 {
 		return nil, false
 	}
-	var id []byte
-	switch v := r.ID.value.(type) {
-	case int64:
-		id = strconv.AppendInt(nil, v, 10)
-	case string:
-		b, err := jsonMarshal(v)
-		if err != nil {
-			return nil, false
-		}
-		id = b
-	default:
+	var buf [64]byte
+	head, ok := appendResponseHead(buf[:0], r.ID)
+	if !ok {
 		return nil, false
 	}
-	data = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(r.Result))
-	data = append(data, `{"jsonrpc":"`...)
-	data = append(data, wireVersion...)
-	data = append(data, `","id":`...)
-	data = append(data, id...)
-	data = append(data, `,"result":`...)
+	if data, ok := r.encoded(head); ok {
+		return data, true
+	}
+	data = make([]byte, 0, len(head)+len(r.Result)+1)
+	data = append(data, head...)
 	data = append(data, r.Result...)
 	return append(data, '}'), true
 }
