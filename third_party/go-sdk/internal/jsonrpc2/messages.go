@@ -156,7 +156,10 @@ func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	if v := reflect.ValueOf(result); v.Kind() == reflect.Pointer && v.IsNil() {
 		return nil, false, nil
 	}
-	head, headed := appendResponseHead(nil, id) // without one (no id), no wire
+	// Room for the head of an integer id (32 bytes and the digits), so
+	// that it is written in one allocation; without a head (no id), no
+	// wire.
+	head, headed := appendResponseHead(make([]byte, 0, 64), id)
 	wire, err := a.AppendJSON(head)
 	if err == nil && (len(wire) < len(head) || !bytes.Equal(wire[:len(head)], head)) {
 		err = errors.New("AppendJSON did not append to its argument")
