@@ -141,6 +141,9 @@ func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	j := bytes.Index(rest, quotedStructured)
 	if i < 0 && j < 0 { // nothing to fill in
+		if dst == nil {
+			return b, nil
+		}
 		return append(dst, b...), nil
 	}
 	// Room for both copies and what follows the result (the response's

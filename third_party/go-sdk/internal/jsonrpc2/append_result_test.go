@@ -16,16 +16,24 @@ import (
 type appendRaw string
 
 func (a appendRaw) AppendJSON(b []byte) ([]byte, error) { return append(b, a...), nil }
+func (a appendRaw) MarshalJSON() ([]byte, error)        { return []byte(a), nil }
 
-// appendOnly appends its text and is no Marshaler.
-type appendOnly struct{ s string }
+// appendPtr is appendRaw through a pointer.
+type appendPtr struct{ s string }
 
-func (a *appendOnly) AppendJSON(b []byte) ([]byte, error) { return append(b, a.s...), nil }
+func (a *appendPtr) AppendJSON(b []byte) ([]byte, error) { return append(b, a.s...), nil }
+func (a *appendPtr) MarshalJSON() ([]byte, error)        { return []byte(a.s), nil }
+
+// appendOnly has an AppendJSON method and is no Marshaler.
+type appendOnly struct{ S string }
+
+func (a appendOnly) AppendJSON(b []byte) ([]byte, error) { return append(b, `"other"`...), nil }
 
 // appendFunc appends what its function returns.
 type appendFunc func(b []byte) ([]byte, error)
 
 func (f appendFunc) AppendJSON(b []byte) ([]byte, error) { return f(b) }
+func (f appendFunc) MarshalJSON() ([]byte, error)        { return f(nil) }
 
 func encode(t *testing.T, id ID, result any) []byte {
 	t.Helper()
@@ -52,10 +60,41 @@ func TestAppendedResponseAsMarshaler(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Errorf("id %v text %q:\n got  %s\n want %s", id.value, text, got, want)
 			}
-			if got := encode(t, id, &appendOnly{text}); !bytes.Equal(got, want) {
-				t.Errorf("id %v text %q, no Marshaler:\n got  %s\n want %s", id.value, text, got, want)
+			if got := encode(t, id, &appendPtr{text}); !bytes.Equal(got, want) {
+				t.Errorf("id %v text %q, pointer:\n got  %s\n want %s", id.value, text, got, want)
 			}
 		}
+	}
+}
+
+// A type with an AppendJSON method but no MarshalJSON is encoded as
+// encoding/json encodes it, as before.
+func TestAppendOnlyNotAMarshaler(t *testing.T) {
+	if got := string(encode(t, Int64ID(1), appendOnly{"x"})); got != `{"jsonrpc":"2.0","id":1,"result":{"S":"x"}}` {
+		t.Errorf("got %s", got)
+	}
+}
+
+// What EncodeMessage returns has no spare capacity: appending to it (as
+// the stdio transport appends a newline) cannot write into what a later
+// call returns.
+func TestAppendedResponseNoSpareCapacity(t *testing.T) {
+	resp, err := NewResponse(Int64ID(1), appendRaw(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := EncodeMessage(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first = append(first, '\n')
+	second, err := EncodeMessage(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = append(second, 'X')
+	if string(first) != `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n" {
+		t.Errorf("the first encoding became %q", first)
 	}
 }
 
@@ -132,7 +171,7 @@ func TestAppendedResponseErrors(t *testing.T) {
 			t.Errorf("%s: error %T, want *json.MarshalerError", name, err)
 		}
 	}
-	if got := encode(t, Int64ID(1), (*appendOnly)(nil)); string(got) != `{"jsonrpc":"2.0","id":1,"result":null}` {
+	if got := encode(t, Int64ID(1), (*appendPtr)(nil)); string(got) != `{"jsonrpc":"2.0","id":1,"result":null}` {
 		t.Errorf("nil pointer: %s", got)
 	}
 	resp, err := NewResponse(Int64ID(1), appendRaw(`{}`), errors.New("failed"))

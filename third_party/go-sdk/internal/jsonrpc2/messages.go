@@ -133,10 +133,12 @@ func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	return &Response{ID: id, Result: r, Error: rerr}, merr
 }
 
-// jsonAppender is a value that appends its JSON text to a buffer, the
-// JSON counterpart of encoding.TextAppender: AppendJSON(b) is b followed
-// by what MarshalJSON would return.
+// jsonAppender is a json.Marshaler that can also append its JSON text to
+// a buffer, the JSON counterpart of encoding.TextAppender: AppendJSON(b)
+// is b followed by what MarshalJSON returns. A type with only the
+// AppendJSON method is encoded as before (encoding/json ignores it).
 type jsonAppender interface {
+	json.Marshaler
 	AppendJSON(b []byte) ([]byte, error)
 }
 
@@ -217,7 +219,10 @@ func (msg *Response) encoded(head []byte) ([]byte, bool) {
 		&msg.wire[n] != &msg.Result[0] || !bytes.Equal(msg.wire[:n], head) {
 		return nil, false
 	}
-	return msg.wire, true
+	// Without its spare capacity: a caller appending to what
+	// EncodeMessage returns (a newline) copies it, as it did when each
+	// call returned a new buffer, and cannot write into a later call's.
+	return msg.wire[:len(msg.wire):len(msg.wire)], true
 }
 
 func (msg *Response) marshal(to *wireCombined) {
