@@ -152,10 +152,7 @@ type jsonAppender interface {
 // result.
 func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	a, isA := result.(jsonAppender)
-	if !isA {
-		return nil, false, nil
-	}
-	if v := reflect.ValueOf(result); v.Kind() == reflect.Pointer && v.IsNil() {
+	if !isA || isNilPointer(result) {
 		return nil, false, nil
 	}
 	// Room for the head of an integer id (32 bytes and the digits), so
@@ -163,17 +160,19 @@ func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	// wire.
 	head, headed := appendResponseHead(make([]byte, 0, 64), id)
 	wire, err := a.AppendJSON(head)
-	if err == nil && (len(wire) < len(head) || !bytes.Equal(wire[:len(head)], head)) {
+	var res []byte
+	switch {
+	case err != nil:
+	case len(wire) < len(head) || !bytes.Equal(wire[:len(head)], head):
 		err = errors.New("AppendJSON did not append to its argument")
+	default:
+		res = wire[len(head):]
 	}
+	trimmed, err := checkedOutput(result, res, err)
 	if err != nil {
-		return &Response{ID: id}, true, &json.MarshalerError{Type: reflect.TypeOf(result), Err: err}
+		return &Response{ID: id}, true, err
 	}
-	res := wire[len(head):]
-	if !internaljson.Valid(res) {
-		return &Response{ID: id}, true, &json.MarshalerError{Type: reflect.TypeOf(result), Err: errors.New("invalid JSON")}
-	}
-	if trimmed := bytes.TrimSpace(res); !headed || len(trimmed) != len(res) {
+	if !headed || len(trimmed) != len(res) {
 		// Not the bytes the general path would write: let it copy them.
 		return &Response{ID: id, Result: trimmed}, true, nil
 	}
@@ -186,25 +185,18 @@ func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 // writes it. ok is false for an id that is neither an integer nor a
 // string.
 func appendResponseHead(dst []byte, id ID) (head []byte, ok bool) {
-	var quoted []byte
+	const start = `{"jsonrpc":"` + wireVersion + `","id":`
 	switch v := id.value.(type) {
 	case int64:
+		head = strconv.AppendInt(append(dst, start...), v, 10)
 	case string:
-		b, err := jsonMarshal(v)
+		quoted, err := jsonMarshal(v)
 		if err != nil {
 			return dst, false
 		}
-		quoted = b
+		head = append(append(dst, start...), quoted...)
 	default:
 		return dst, false
-	}
-	head = append(dst, `{"jsonrpc":"`...)
-	head = append(head, wireVersion...)
-	head = append(head, `","id":`...)
-	if quoted == nil {
-		head = strconv.AppendInt(head, id.value.(int64), 10)
-	} else {
-		head = append(head, quoted...)
 	}
 	return append(head, `,"result":`...), true
 }
@@ -379,20 +371,33 @@ func marshalToRaw(obj any) (json.RawMessage, error) {
 // such Marshaler.
 func marshalerRaw(obj any) (data json.RawMessage, ok bool, err error) {
 	m, isM := obj.(json.Marshaler)
-	if !isM {
+	if !isM || isNilPointer(obj) {
 		return nil, false, nil
 	}
-	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil, false, nil
+	out, err := m.MarshalJSON()
+	data, err = checkedOutput(obj, out, err)
+	return data, true, err
+}
+
+// checkedOutput is the output of obj's MarshalJSON (or AppendJSON) as
+// encoding/json takes it: checked valid and trimmed of surrounding space,
+// or the *json.MarshalerError encoding/json returns for an error or
+// invalid JSON.
+func checkedOutput(obj any, data []byte, err error) (json.RawMessage, error) {
+	if err == nil && !internaljson.Valid(data) {
+		err = errors.New("invalid JSON")
 	}
-	data, err = m.MarshalJSON()
 	if err != nil {
-		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: err}
+		return nil, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: err}
 	}
-	if !internaljson.Valid(data) {
-		return nil, true, &json.MarshalerError{Type: reflect.TypeOf(obj), Err: errors.New("invalid JSON")}
-	}
-	return bytes.TrimSpace(data), true, nil
+	return bytes.TrimSpace(data), nil
+}
+
+// isNilPointer reports whether obj is a nil pointer, which encoding/json
+// encodes as null without calling its methods.
+func isNilPointer(obj any) bool {
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // jsonMarshal marshals obj to JSON like json.Marshal but without HTML escaping.
