@@ -13,12 +13,18 @@ import (
 	"github.com/parsemcp/parsemcp/store"
 )
 
-// BenchmarkRows compares the two ways a find page reaches JSON text in the
-// store (PostgreSQL, the find of BenchmarkHandler, 101 rows): objects
-// (Find builds a map per row, then jsonenc encodes the page) and json
-// (FindJSON writes each row's text from its columns).
+// BenchmarkRows compares the two ways a find page reaches JSON text in
+// each store (the find of BenchmarkHandler, 101 rows): objects (Find
+// builds a map per row, then jsonenc encodes the page) and json (FindJSON
+// writes each row's text from its columns).
 func BenchmarkRows(b *testing.B) {
-	s := envs.session(b, Postgres, "master")
+	for _, backend := range []string{SQLite, Postgres} {
+		b.Run(backend, func(b *testing.B) { benchRowsOf(b, backend) })
+	}
+}
+
+func benchRowsOf(b *testing.B, backend string) {
+	s := envs.session(b, backend, "master")
 	ctx := context.Background()
 	p := query.Parser{Resolve: func(c string) (parse.Schema, error) { return s.Env.Store.Schema(ctx, c) }}
 	sch, err := s.Env.Store.Schema(ctx, demo.ClassTicket)
