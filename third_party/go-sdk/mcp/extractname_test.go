@@ -53,22 +53,5 @@ func TestExtractNameAsUnpatched(t *testing.T) {
 	}
 	// Mutations: bytes replaced, dropped or inserted, drawn from JSON's
 	// own alphabet so that many stay valid.
-	alphabet := []byte(`{}[]:,"\ 0123456789.-+eEtrufalsn_metanamerequestStateinputResponsesx`)
-	rng := rand.New(rand.NewSource(1))
-	for i := 0; i < 50000; i++ {
-		b := []byte(corpus[rng.Intn(len(corpus))])
-		for n := 1 + rng.Intn(3); n > 0; n-- {
-			switch k := rng.Intn(3); {
-			case len(b) == 0 || k == 0:
-				p := rng.Intn(len(b) + 1)
-				b = append(b[:p], append([]byte{alphabet[rng.Intn(len(alphabet))]}, b[p:]...)...)
-			case k == 1:
-				b[rng.Intn(len(b))] = alphabet[rng.Intn(len(alphabet))]
-			default:
-				p := rng.Intn(len(b))
-				b = append(b[:p], b[p+1:]...)
-			}
-		}
-		check(string(b))
-	}
+	mutations(corpus, `{}[]:,"\ 0123456789.-+eEtrufalsn_metanamerequestStateinputResponsesx`, 50000, func(_ *rand.Rand, text string) { check(text) })
 }

@@ -1948,7 +1948,19 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// `io.modelcontextprotocol/protocolVersion` in its `_meta` field, it
 	// follows the new sessionless protocol. The initialization gate is
 	// skipped for such requests.
-	validatedMeta, perRequestErr := validateRequestMeta(req)
+	//
+	// The params of a call that may carry a `_meta` are decoded here, and
+	// that `_meta` is the one checked (parsemcp patch 13): before, the
+	// check decoded it on its own, and the handler decoded it again with
+	// the params. Params that do not decode are checked as before, and
+	// their error is returned where it was.
+	var decoded decodedParams
+	var early *decodedParams
+	if req.IsCall() && mayHoldMeta(req.Params) {
+		decoded = decodeParams(req, ss.server.receivingMethodInfos())
+		early = &decoded
+	}
+	validatedMeta, perRequestErr := validateDecodedMeta(req, early)
 	if perRequestErr != nil {
 		return nil, perRequestErr
 	}
@@ -2035,7 +2047,13 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}()
 	}
 
-	res, err := handleReceive(ctx, ss, req)
+	var res Result
+	var err error
+	if early != nil {
+		res, err = handleDecoded(ctx, ss, req, decoded)
+	} else {
+		res, err = handleReceive(ctx, ss, req)
+	}
 	if err != nil {
 		return nil, err
 	}

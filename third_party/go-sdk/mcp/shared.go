@@ -205,15 +205,37 @@ func defaultReceivingMethodHandler[S Session](ctx context.Context, method string
 }
 
 func handleReceive[S Session](ctx context.Context, session S, jreq *jsonrpc.Request) (Result, error) {
-	info, err := checkRequest(jreq, session.receivingMethodInfos())
+	return handleDecoded(ctx, session, jreq, decodeParams(jreq, session.receivingMethodInfos()))
+}
+
+// decodedParams is a request's method and params as handleReceive decodes
+// them, or the error it returns for them (parsemcp patch 13).
+type decodedParams struct {
+	info   methodInfo
+	params Params
+	err    error
+}
+
+// decodeParams checks jreq against infos and decodes its params, as
+// handleReceive does before calling the method's handler.
+func decodeParams(jreq *jsonrpc.Request, infos map[string]methodInfo) decodedParams {
+	info, err := checkRequest(jreq, infos)
 	if err != nil {
-		return nil, err
+		return decodedParams{err: err}
 	}
 	params, err := info.unmarshalParams(jreq.Params)
 	if err != nil {
-		return nil, fmt.Errorf("handling '%s': %w", jreq.Method, err)
+		return decodedParams{err: fmt.Errorf("handling '%s': %w", jreq.Method, err)}
 	}
+	return decodedParams{info: info, params: params}
+}
 
+// handleDecoded is handleReceive for a request whose params d holds.
+func handleDecoded[S Session](ctx context.Context, session S, jreq *jsonrpc.Request, d decodedParams) (Result, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	info, params := d.info, d.params
 	mh := session.receivingMethodHandler()
 	re, _ := jreq.Extra.(*RequestExtra)
 	req := info.newRequest(session, params, re)
@@ -599,6 +621,15 @@ type validatedMeta struct {
 // initializeParams.
 // Notifications always report usesNewProtocol false and never error.
 func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
+	return validateDecodedMeta(req, nil)
+}
+
+// validateDecodedMeta is validateRequestMeta reading the _meta of the
+// params in d when d holds them decoded (parsemcp patch 13): the server
+// decodes a call's params before checking its _meta, so that the _meta is
+// decoded once. With d nil or holding an error, the _meta is decoded from
+// the request, as before.
+func validateDecodedMeta(req *jsonrpc.Request, d *decodedParams) (*validatedMeta, error) {
 	// SEP-2575 defines the `_meta` triple for calls only: NotificationParams
 	// declares `_meta` optional with no protocolVersion, so a notification
 	// neither selects the new protocol nor is discarded for carrying an
@@ -606,7 +637,18 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 	if !req.IsCall() {
 		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
 	}
-	meta := extractRequestMeta(req.Params)
+	if d != nil && d.err == nil {
+		var meta Meta
+		if d.params != nil && !d.params.isNil() { // null params of a method that may have none
+			meta = d.params.GetMeta()
+		}
+		return validateMeta(meta)
+	}
+	return validateMeta(extractRequestMeta(req.Params))
+}
+
+// validateMeta is validateRequestMeta for a call whose _meta is meta.
+func validateMeta(meta Meta) (*validatedMeta, error) {
 	if meta == nil {
 		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
 	}

@@ -1,0 +1,110 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The server checks the _meta of the params it decoded (PATCHES.md 13)
+// with the answer v1.8.0's check gave by decoding the _meta on its own:
+// for several methods, a corpus of valid, mistyped, duplicated, escaped and
+// invalid params, and random mutations of them.
+func TestDecodedMetaAsUnpatched(t *testing.T) {
+	infos := NewServer(&Implementation{Name: "t"}, nil).receivingMethodInfos()
+	const (
+		pv   = `"io.modelcontextprotocol/protocolVersion"`
+		caps = `"io.modelcontextprotocol/clientCapabilities"`
+		info = `"io.modelcontextprotocol/clientInfo"`
+		lvl  = `"io.modelcontextprotocol/logLevel"`
+	)
+	corpus := []string{
+		``, `{}`, `null`, `[]`, `5`, `not json`, `{"_meta":`, `{"_meta":null}`, `{"_meta":"s"}`, `{"_meta":[1]}`, `{"_meta":{}}`,
+		`{"name":"get_object","arguments":{"class_name":"Ticket"}}`,
+		`{"name":"x","arguments":{"a":1},"_meta":{` + pv + `:"2026-07-28",` + caps + `:{},` + info + `:{"name":"c","version":"1"}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{"roots":{"listChanged":true},"sampling":{},"experimental":{"k":[1,"v"]}},` + lvl + `:"debug"}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28"}}`, `{"name":"x","_meta":{` + pv + `:"2025-06-18",` + caps + `:{}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:null}}`, `{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:"s"}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{},` + info + `:null}}`, `{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{},` + info + `:{"name":5}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{},` + info + `:{"name":1,"name":"c"}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{},` + lvl + `:7}}`, `{"name":"x","_meta":{` + pv + `:7,` + caps + `:{}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{"roots":[]}}}`, `{"name":"x","_meta":{"io.modelcontextprotocol/protocol\u0056ersion":"2026-07-28",` + caps + `:{}}}`,
+		`{"name":"x","\u005fmeta":{` + pv + `:"2026-07-28",` + caps + `:{}}}`, `{"name":"x","_META":{` + pv + `:"2026-07-28",` + caps + `:{}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{}},"_meta":{` + pv + `:"2025-06-18"}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{}},"arguments":"not an object"}`, `{"name":5,"_meta":{` + pv + `:"2026-07-28",` + caps + `:{}}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{}},"arguments":{"big":1e400}}`, `{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{},"n":1e400}}`,
+		`{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"},"_meta":{` + pv + `:"2026-07-28",` + caps + `:{}}}`,
+		`{"uri":"parse://Ticket/count","_meta":{` + pv + `:"2026-07-28",` + caps + `:{}}}`, `{"cursor":"c","_meta":{"progressToken":3}}`,
+		`{"name":"x","_meta":{` + pv + `:"2026-07-28",` + caps + `:{}}} trailing`,
+	}
+	methods := []string{methodCallTool, methodInitialize, methodReadResource, methodListTools, methodPing, methodGetPrompt, "no/such/method"}
+	id, err := jsonrpc.MakeID(float64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer := func(vm *validatedMeta, err error) string {
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("%v %q", vm.usesNewProtocol, vm.logLevel) // and initializeParams, compared deeply
+	}
+	deep := func(vm *validatedMeta) *InitializeParams {
+		if vm == nil {
+			return nil
+		}
+		return vm.initializeParams
+	}
+	check := func(method, params string) {
+		t.Helper()
+		req := &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)}
+		if params == "" {
+			req.Params = nil
+		}
+		wantVM, wantErr := validateRequestMeta(req)
+		d := decodeParams(req, infos)
+		gotVM, gotErr := validateDecodedMeta(req, &d)
+		if want, got := answer(wantVM, wantErr), answer(gotVM, gotErr); got != want || !reflect.DeepEqual(deep(gotVM), deep(wantVM)) {
+			t.Errorf("%s %q:\ngot  %s %+v\nwant %s %+v", method, params, got, deep(gotVM), want, deep(wantVM))
+		}
+	}
+	for _, m := range methods {
+		for _, in := range corpus {
+			check(m, in)
+		}
+	}
+	mutations(corpus, `{}[]:,"\ 0123456789.-+eEtrufalsn_metaioVvx/`, 50000, func(rng *rand.Rand, text string) { check(methods[rng.Intn(len(methods))], text) })
+}
+
+// The check reads the _meta of the decoded params, not the request's text
+// again: a decoded _meta that differs from the text's is the one that
+// counts (v1.8.0 decoded the text on its own).
+func TestDecodedMetaIsTheParams(t *testing.T) {
+	id, err := jsonrpc.MakeID(float64(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &jsonrpc.Request{ID: id, Method: methodCallTool, Params: json.RawMessage(`{"name":"x","_meta":{}}`)}
+	d := decodeParams(req, NewServer(&Implementation{Name: "t"}, nil).receivingMethodInfos())
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	d.params.(*CallToolParamsRaw).Meta = Meta{
+		MetaKeyProtocolVersion:    protocolVersion20260728,
+		MetaKeyClientCapabilities: map[string]any{},
+	}
+	vm, err := validateDecodedMeta(req, &d)
+	if err != nil || !vm.usesNewProtocol || vm.initializeParams.ProtocolVersion != protocolVersion20260728 {
+		t.Fatalf("the decoded _meta was not the one checked: %+v, %v", vm, err)
+	}
+	if vm, _ := validateRequestMeta(req); vm.usesNewProtocol {
+		t.Fatal("the request's own _meta selects the new protocol")
+	}
+}
