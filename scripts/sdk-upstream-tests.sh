@@ -33,6 +33,17 @@ sed -i 's/cmp.Diff(request.wantMessages, got, transform)/cmp.Diff(request.wantMe
   "$work/mcp/streamable_test.go"
 grep -q 'cmpopts.IgnoreUnexported(jsonrpc.Response{})' "$work/mcp/streamable_test.go" ||
   { echo "sdk-upstream-tests: streamable_test.go's comparison of messages not found" >&2; exit 1; }
+# TestStreamableStateful_DiscoverDoesNotLeakSession counts the server's
+# sessions as soon as a call returns, but the handler closes a
+# discover-only session after that session's response is written: a count
+# taken at once can still see it (1 run in 60 fails on v1.8.0 itself, more
+# with the patches' timing). The counts are waited for instead; the
+# deadline only bounds a hang, and a session that is never closed still
+# fails the test.
+perl -0pi -e 's/(\n\tcountSessions := func\(\) int \{\n.*?\n\t\}\n)/$1\tsettled := func(want int) int {\n\t\tfor deadline := time.Now().Add(10 * time.Second); countSessions() != want && time.Now().Before(deadline); {\n\t\t\ttime.Sleep(time.Millisecond)\n\t\t}\n\t\treturn countSessions()\n\t}\n/s; s/got := countSessions\(\); got != ([01]) \{/got := settled($1); got != $1 {/g' \
+  "$work/mcp/streamable_test.go"
+[ "$(grep -c 'got := settled(' "$work/mcp/streamable_test.go")" = 3 ] ||
+  { echo "sdk-upstream-tests: TestStreamableStateful_DiscoverDoesNotLeakSession's session counts not found" >&2; exit 1; }
 
 echo "go-sdk $version with third_party/go-sdk's files: the upstream suite"
 cd "$work" && GOFLAGS=-mod=mod go test ./...
