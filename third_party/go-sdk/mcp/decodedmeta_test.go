@@ -5,14 +5,60 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
+
+// validateRequestMetaUnpatched is validateRequestMeta as v1.8.0 has it.
+func validateRequestMetaUnpatched(req *jsonrpc.Request) (*validatedMeta, error) {
+	// SEP-2575 defines the `_meta` triple for calls only: NotificationParams
+	// declares `_meta` optional with no protocolVersion, so a notification
+	// neither selects the new protocol nor is discarded for carrying an
+	// incomplete triple.
+	if !req.IsCall() {
+		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+	}
+	meta := extractRequestMeta(req.Params)
+	if meta == nil {
+		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+	}
+	protocolVersion, ok := meta[MetaKeyProtocolVersion].(string)
+	if !ok || protocolVersion < protocolVersion20260728 {
+		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+	}
+	var clientInfo *Implementation
+	if _, present := meta[MetaKeyClientInfo]; present {
+		var ok bool
+		clientInfo, ok = decodeMetaValue[*Implementation](meta, MetaKeyClientInfo)
+		if !ok {
+			return nil, &jsonrpc.Error{
+				Code:    jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("invalid _meta field %q", MetaKeyClientInfo),
+			}
+		}
+	}
+	capabilities, ok := decodeMetaValue[*clientCapabilitiesV2](meta, MetaKeyClientCapabilities)
+	if !ok {
+		return nil, &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("missing or invalid _meta field %q", MetaKeyClientCapabilities),
+		}
+	}
+	logLevel, _ := decodeMetaValue[LoggingLevel](meta, MetaKeyLogLevel)
+	return &validatedMeta{usesNewProtocol: true, initializeParams: &InitializeParams{
+		ProtocolVersion: protocolVersion,
+		Capabilities:    capabilities.toV1(),
+		ClientInfo:      clientInfo,
+	}, logLevel: logLevel}, nil
+}
 
 // The server checks the _meta of the params it decoded (PATCHES.md 13)
 // with the answer v1.8.0's check gave by decoding the _meta on its own:
@@ -68,7 +114,7 @@ func TestDecodedMetaAsUnpatched(t *testing.T) {
 		if params == "" {
 			req.Params = nil
 		}
-		wantVM, wantErr := validateRequestMeta(req)
+		wantVM, wantErr := validateRequestMetaUnpatched(req)
 		d := decodeParams(req, infos)
 		gotVM, gotErr := validateDecodedMeta(req, &d)
 		if want, got := answer(wantVM, wantErr), answer(gotVM, gotErr); got != want || !reflect.DeepEqual(deep(gotVM), deep(wantVM)) {
@@ -104,7 +150,91 @@ func TestDecodedMetaIsTheParams(t *testing.T) {
 	if err != nil || !vm.usesNewProtocol || vm.initializeParams.ProtocolVersion != protocolVersion20260728 {
 		t.Fatalf("the decoded _meta was not the one checked: %+v, %v", vm, err)
 	}
-	if vm, _ := validateRequestMeta(req); vm.usesNewProtocol {
+	if vm, _ := validateRequestMetaUnpatched(req); vm.usesNewProtocol {
 		t.Fatal("the request's own _meta selects the new protocol")
+	}
+}
+
+// metaBlindParams are a custom method's params that decode their fields
+// but never their _meta: a custom params type may read _meta its own way.
+type metaBlindParams struct {
+	ParamsBase
+	Word string `json:"word"`
+}
+
+func (p *metaBlindParams) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Word string `json:"word"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	p.Word = v.Word
+	return nil
+}
+
+type echoResult struct {
+	ResultBase
+	Word string `json:"word"`
+}
+
+// Through a server: a 2026-07-28 call of a standard method is answered
+// from its decoded params, one whose params do not decode still gets
+// invalid params, and a custom method's params, which may not see their
+// _meta, are checked from the request's text as before (taking their
+// _meta would refuse the call as made before initialization).
+func TestDecodedMetaThroughServer(t *testing.T) {
+	ctx := context.Background()
+	server := NewServer(&Implementation{Name: "t", Version: "1"}, nil)
+	AddTool(server, &Tool{Name: "echo"}, func(_ context.Context, _ *CallToolRequest, in struct {
+		Word string `json:"word"`
+	}) (*CallToolResult, any, error) {
+		return &CallToolResult{Content: []Content{&TextContent{Text: in.Word}}}, nil, nil
+	})
+	if err := AddReceivingCustomMethod(server, "custom/echo", func(_ context.Context, _ *ServerSession, p *metaBlindParams) (*echoResult, error) {
+		return &echoResult{Word: p.Word}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}`
+	call := func(n int, method, params string) *jsonrpc.Response {
+		t.Helper()
+		id, err := jsonrpc.MakeID(float64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: json.RawMessage(params)}); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, ok := msg.(*jsonrpc.Response)
+		if !ok || resp.ID != id {
+			t.Fatalf("%s: got %#v, want the response to call %d", method, msg, n)
+		}
+		return resp
+	}
+	if r := call(1, "custom/echo", `{"word":"hi",`+meta+`}`); r.Error != nil || !strings.Contains(string(r.Result), `"word":"hi"`) {
+		t.Errorf("custom/echo at 2026-07-28: result %s, error %v", r.Result, r.Error)
+	}
+	if r := call(2, methodCallTool, `{"name":"echo","arguments":{"word":"yo"},`+meta+`}`); r.Error != nil || !strings.Contains(string(r.Result), `"text":"yo"`) {
+		t.Errorf("tools/call at 2026-07-28: result %s, error %v", r.Result, r.Error)
+	}
+	var werr *jsonrpc.Error
+	if r := call(3, methodCallTool, `{"name":5,`+meta+`}`); !errors.As(r.Error, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("tools/call with a numeric name: error %v, want invalid params", r.Error)
 	}
 }

@@ -1949,14 +1949,16 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// follows the new sessionless protocol. The initialization gate is
 	// skipped for such requests.
 	//
-	// The params of a call that may carry a `_meta` are decoded here, and
-	// that `_meta` is the one checked (parsemcp patch 13): before, the
-	// check decoded it on its own, and the handler decoded it again with
-	// the params. Params that do not decode are checked as before, and
-	// their error is returned where it was.
+	// The params of a call of a standard method that may carry a `_meta`
+	// are decoded here, and that `_meta` is the one checked (parsemcp patch
+	// 13): before, the check decoded it on its own, and the handler decoded
+	// it again with the params. Params that do not decode are checked as
+	// before, and their error is returned where it was. A custom method's
+	// params (AddReceivingCustomMethod) may decode `_meta` their own way,
+	// or have side effects, so they are decoded where they were.
 	var decoded decodedParams
 	var early *decodedParams
-	if req.IsCall() && mayHoldMeta(req.Params) {
+	if _, standard := serverMethodInfos[req.Method]; standard && req.IsCall() && mayHoldMeta(req.Params) {
 		decoded = decodeParams(req, ss.server.receivingMethodInfos())
 		early = &decoded
 	}
