@@ -9,7 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 )
 
 // DefaultMaxConns is the connection pool's size when neither WithMaxConns
@@ -51,12 +52,11 @@ func poolConfig(url string, o options) (*pgxpool.Config, error) {
 	return cfg, nil
 }
 
-// fastJSON has a connection decode json and jsonb columns with the JSON
-// decoder the rest of the server uses (segmentio/encoding/json): the same
-// values as encoding/json (numbers as float64, objects as map[string]any)
-// for a fraction of the work. Values written are still encoded by
-// encoding/json.
+// fastJSON has a connection decode json and jsonb columns as every store
+// decodes a JSON column (jsonenc.Unmarshal: the JSON decoder the rest
+// of the server uses, segmentio/encoding/json, bounded in depth). Values
+// written are still encoded by encoding/json.
 func fastJSON(m *pgtype.Map) {
-	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: segjson.Unmarshal}})
-	m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: segjson.Unmarshal}})
+	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: jsonenc.Unmarshal}})
+	m.RegisterType(&pgtype.Type{Name: "jsonb", OID: pgtype.JSONBOID, Codec: &pgtype.JSONBCodec{Marshal: json.Marshal, Unmarshal: jsonenc.Unmarshal}})
 }

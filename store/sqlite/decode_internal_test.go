@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parsemcp/parsemcp/parse"
@@ -45,6 +46,19 @@ func TestDecodeValue(t *testing.T) {
 		if _, _, err := permArray(bad); err == nil {
 			t.Errorf("the permission array %q was read without an error", bad)
 		}
+	}
+	// A column written by other hands and nested past encoding/json's
+	// 10,000 levels is refused, as before; one nested 5,000 levels is read
+	// (in encoding/json's time, jsonenc.Unmarshal).
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	if _, err := decodeValue(parse.Field{Type: parse.TypeArray}, deep(10001)); err == nil {
+		t.Error("an Array column nested 10,001 levels was read without an error")
+	}
+	if _, _, err := permArray(deep(10001)); err == nil {
+		t.Error("a permission array nested 10,001 levels was read without an error")
+	}
+	if n, err := decodeValue(parse.Field{Type: parse.TypeArray}, deep(5000)); err != nil || n.JSON == nil {
+		t.Errorf("an Array column nested 5,000 levels: %v", err)
 	}
 	perms, ok, err := permArray(`["*","role:admin"]`)
 	if err != nil || !ok || !reflect.DeepEqual(perms, []string{"*", "role:admin"}) {

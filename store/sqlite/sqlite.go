@@ -20,13 +20,13 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/store"
 	"github.com/parsemcp/parsemcp/store/internal/schemacache"
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 
-	segjson "github.com/segmentio/encoding/json"
 	"modernc.org/sqlite" // also registers the "sqlite" driver
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -361,7 +361,7 @@ func permArray(v any) ([]string, bool, error) {
 		return nil, false, nil
 	}
 	var out []string
-	if err := segjson.Unmarshal([]byte(s), &out); err != nil {
+	if err := jsonenc.Unmarshal([]byte(s), &out); err != nil {
 		return nil, false, fmt.Errorf("permission array: %w", err)
 	}
 	return out, true, nil
@@ -413,13 +413,13 @@ func decodeValue(f parse.Field, v any) (parse.Normalized, error) {
 		// Decoded into its own variable: the address of n.JSON would move
 		// n, every column's value, to the heap.
 		var x any
-		if err := segjson.Unmarshal([]byte(s), &x); err != nil {
+		if err := jsonenc.Unmarshal([]byte(s), &x); err != nil {
 			return n, err
 		}
 		n.JSON = x
 	case parse.TypeGeoPoint:
 		var p struct{ Latitude, Longitude float64 }
-		if err := segjson.Unmarshal([]byte(s), &p); err != nil {
+		if err := jsonenc.Unmarshal([]byte(s), &p); err != nil {
 			return n, err
 		}
 		n.Lat, n.Lng = p.Latitude, p.Longitude
