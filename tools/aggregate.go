@@ -128,15 +128,15 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	}
 	autoLimited := false
 	if !p.HasLimit {
-		// Appended to the raw text, so the caller's key order ($sort) holds.
+		// The stage is appended to the parsed pipeline (not parsed again),
+		// and to the raw text a dry run shows, where the caller's key order
+		// ($sort) holds.
 		raw = append(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")), []byte(fmt.Sprintf(`,{"$limit":%d}]`, AutoLimit))...)
 		if len(p.Stages) == 0 {
 			raw = []byte(fmt.Sprintf(`[{"$limit":%d}]`, AutoLimit))
 		}
 		autoLimited = true
-		if p, err = query.ParsePipelineJSON(sch, resolve, raw); err != nil {
-			return nil, err
-		}
+		p = p.WithLimit(AutoLimit)
 	}
 	if err := guardPipelineScan(ctx, c, cls, p); err != nil {
 		return nil, err

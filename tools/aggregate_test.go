@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/query"
 	"github.com/parsemcp/parsemcp/tools"
 )
 
@@ -51,6 +52,20 @@ func TestAggregateDryRun(t *testing.T) {
 		t.Fatalf("%v", out)
 	}
 	e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"nope": 1}}}}, fieldDenied, `"nope" is not a field of Ticket`)
+}
+
+// A pipeline of the most stages a pipeline may have, without a $limit,
+// runs: the $limit the tool adds is not counted against the caller.
+func TestAggregateFullPipelineAutoLimited(t *testing.T) {
+	e := newEnv(t, master(agent.Readonly))
+	stages := make([]any, query.MaxPipelineStages)
+	for i := range stages {
+		stages[i] = map[string]any{"$match": map[string]any{"status": "open"}}
+	}
+	out := e.ok("aggregate", map[string]any{"class_name": "Ticket", "pipeline": stages})
+	if out["result_count"] != float64(3) || out["pipeline_stages"] != float64(query.MaxPipelineStages+1) {
+		t.Fatalf("%v", out)
+	}
 }
 
 func TestAggregateArguments(t *testing.T) {
