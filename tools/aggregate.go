@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -131,10 +130,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		// The stage is appended to the parsed pipeline (not parsed again),
 		// and to the raw text a dry run shows, where the caller's key order
 		// ($sort) holds.
-		raw = append(bytes.TrimSuffix(bytes.TrimSpace(raw), []byte("]")), []byte(fmt.Sprintf(`,{"$limit":%d}]`, AutoLimit))...)
-		if len(p.Stages) == 0 {
-			raw = []byte(fmt.Sprintf(`[{"$limit":%d}]`, AutoLimit))
-		}
+		raw = withStage(raw, fmt.Sprintf(`{"$limit":%d}`, AutoLimit))
 		autoLimited = true
 		p = p.WithLimit(AutoLimit)
 	}
