@@ -125,14 +125,9 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	autoLimited := false
-	if !p.HasLimit {
-		// The stage is appended to the parsed pipeline (not parsed again),
-		// and to the raw text a dry run shows, where the caller's key order
-		// ($sort) holds.
-		raw = withStage(raw, fmt.Sprintf(`{"$limit":%d}`, AutoLimit))
-		autoLimited = true
-		p = p.WithLimit(AutoLimit)
+	autoLimited := !p.HasLimit
+	if autoLimited {
+		p = p.WithLimit(AutoLimit) // appended to the parsed pipeline, not parsed again
 	}
 	if err := guardPipelineScan(ctx, c, cls, p); err != nil {
 		return nil, err
@@ -144,7 +139,13 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		if err := c.Scope.CheckPipeline(ctx, p); err != nil {
 			return nil, err
 		}
-		out := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages), "dry_run": true, "pipeline": json.RawMessage(raw),
+		// The pipeline that would run, as the caller's text (so its key
+		// order, a $sort's, holds) with the automatic $limit.
+		shown := raw
+		if autoLimited {
+			shown = withStage(raw, fmt.Sprintf(`{"$limit":%d}`, AutoLimit))
+		}
+		out := map[string]any{"class_name": sch.ClassName, "pipeline_stages": len(p.Stages), "dry_run": true, "pipeline": json.RawMessage(shown),
 			"hint": "dry_run: the pipeline above was validated but NOT run. Call aggregate again without dry_run to run it."}
 		if pc != nil && compact {
 			out["pointer_classes"] = pc
@@ -169,7 +170,6 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 	}
 	// A cut page continues with the caller's pipeline and a final $skip
 	// past the rows sent (before the automatic $limit, when there is one).
-	userRaw, _ := args.Pipeline.raw()
 	next := map[string]any{"class_name": sch.ClassName}
 	if args.ApplyCanonicalFilter != nil {
 		next["apply_canonical_filter"] = *args.ApplyCanonicalFilter
@@ -178,7 +178,7 @@ func aggregate(ctx context.Context, c *Call) (any, error) {
 		next["compact_pointers"] = false
 	}
 	res.Page = Page{Pagination: Window{Limit: len(rows), Skip: 0}, tool: aggregateName, args: next,
-		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(userRaw, skip) }}
+		resume: func(a map[string]any, skip int) { a["pipeline"] = withSkip(raw, skip) }}
 	return res, nil
 }
 
