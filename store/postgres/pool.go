@@ -53,8 +53,8 @@ func poolConfig(url string, o options) (*pgxpool.Config, error) {
 }
 
 // fastJSON has a connection decode json and jsonb columns as every store
-// decodes a JSON column (jsonenc.Unmarshal: the JSON decoder the rest
-// of the server uses, segmentio/encoding/json, bounded in depth). Values
+// decodes JSON written by others (jsonenc.Unmarshal: encoding/json's
+// answers, by segmentio's decoder for all but deeply nested text). Values
 // written are still encoded by encoding/json.
 func fastJSON(m *pgtype.Map) {
 	m.RegisterType(&pgtype.Type{Name: "json", OID: pgtype.JSONOID, Codec: &pgtype.JSONCodec{Marshal: json.Marshal, Unmarshal: jsonenc.Unmarshal}})
