@@ -1956,11 +1956,10 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// before, and their error is returned where it was. A custom method's
 	// params (AddReceivingCustomMethod) may decode `_meta` their own way,
 	// or have side effects, so they are decoded where they were.
-	var decoded decodedParams
 	var early *decodedParams
 	if _, standard := serverMethodInfos[req.Method]; standard && req.IsCall() && mayHoldMeta(req.Params) {
-		decoded = decodeParams(req, ss.server.receivingMethodInfos())
-		early = &decoded
+		d := decodeParams(req, ss.server.receivingMethodInfos())
+		early = &d
 	}
 	validatedMeta, perRequestErr := validateDecodedMeta(req, early)
 	if perRequestErr != nil {
@@ -2052,7 +2051,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	var res Result
 	var err error
 	if early != nil {
-		res, err = handleDecoded(ctx, ss, req, decoded)
+		res, err = handleDecoded(ctx, ss, req, *early)
 	} else {
 		res, err = handleReceive(ctx, ss, req)
 	}
