@@ -15,6 +15,7 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/hooks/auth"
 	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
 )
 
 // DefaultAddr is where the embedded broker listens by default: loopback,
@@ -82,7 +83,26 @@ func (b *Broker) Addr() string { return b.tcp.Address() }
 func (b *Broker) URL() string { return "mqtt://" + b.Addr() }
 
 // Close stops the broker and disconnects its clients.
-func (b *Broker) Close() error { return b.srv.Close() }
+//
+// mochi-mqtt (v2.7.9) closes a listener's clients by listing them with
+// Clients.GetByListener, which takes the clients' read lock and, inside
+// it, takes it again (Clients.Len). A client leaving at that moment
+// queues for the write lock (Clients.Delete) between the two, and the
+// second read lock then waits for it for ever: Server.Close never
+// returns. So the listener is closed here first, its clients listed from
+// one copy of the map (Clients.GetAll, one read lock) and disconnected;
+// Server.Close then finds the listener closed and does not list them
+// again.
+func (b *Broker) Close() error {
+	b.tcp.Close(func(listener string) {
+		for _, cl := range b.srv.Clients.GetAll() {
+			if cl.Net.Listener == listener && !cl.Closed() {
+				_ = b.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+			}
+		}
+	})
+	return b.srv.Close()
+}
 
 // Disconnect drops a client's connection as a network failure would (its
 // will message is published); it reports whether the client was
