@@ -895,6 +895,11 @@ type streamableServerConn struct {
 
 	incoming chan jsonrpc.Message // messages from the client to the server
 
+	// deliver, when set (by connect, before any request is served), hands
+	// the connection a client's message on the HTTP request's goroutine
+	// instead of through incoming (parsemcp patch 14; see publish).
+	deliver func(msg jsonrpc.Message, here bool)
+
 	mu sync.Mutex // guards all fields below
 
 	// Sessions are closed exactly once.
@@ -1645,9 +1650,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// [§2.1.4]: https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#sending-messages-to-the-server
 	if len(calls) == 0 {
 		for _, msg := range incoming {
-			select {
-			case c.incoming <- msg:
-			case <-c.done:
+			if !c.publish(msg, false) {
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
 				http.Error(w, "session is closing", http.StatusNotFound)
@@ -1748,16 +1751,16 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		}
 	}
 
-	// Publish incoming messages.
+	// Publish incoming messages. A single call is handled on this goroutine
+	// when the session has nothing else to handle (patch 14): its answer is
+	// then written before publish returns, and hangResponse finds it done.
+	//
+	// Note: don't give up on req.Context().Done() here, since we've already
+	// received the requests and may have already published a response message
+	// or notification. The client could resume the stream.
+	here := !isBatch && len(incoming) == 1
 	for _, msg := range incoming {
-		select {
-		case c.incoming <- msg:
-		// Note: don't select on req.Context().Done() here, since we've already
-		// received the requests and may have already published a response message
-		// or notification. The client could resume the stream.
-		//
-		// In fact, this send could be in a separate goroutine.
-		case <-c.done:
+		if !c.publish(msg, here) {
 			// Session closed: we don't know if any data has been written, so it's
 			// too late to write a status code here.
 			return
@@ -1793,6 +1796,35 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 		return "", 0, false
 	}
 	return streamID, idx, true
+}
+
+// setDeliver implements [deliverer] (parsemcp patch 14).
+func (c *streamableServerConn) setDeliver(deliver func(jsonrpc.Message, bool)) {
+	c.deliver = deliver
+}
+
+// publish hands a client's message to the session, and reports false if the
+// session has closed. With a deliver function (patch 14) the message is
+// accepted on this goroutine, in the order of the calls, and a call with
+// here set may be handled before publish returns (see
+// [jsonrpc2.Connection.Deliver]); otherwise it goes to the goroutine
+// waiting in Read.
+func (c *streamableServerConn) publish(msg jsonrpc.Message, here bool) bool {
+	if c.deliver == nil {
+		select {
+		case c.incoming <- msg:
+			return true
+		case <-c.done:
+			return false
+		}
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+	}
+	c.deliver(msg, here)
+	return true
 }
 
 // Read implements the [Connection] interface.

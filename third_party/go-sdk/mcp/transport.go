@@ -222,7 +222,7 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	if cp, ok := mcpConn.(cancellationPropagator); ok {
 		propagateCancellation = cp.propagateCancellation()
 	}
-	_ = jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
+	jconn := jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
 		Reader:    reader,
 		Writer:    writer,
 		Closer:    mcpConn,
@@ -237,7 +237,19 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 		PropagateCancellation: propagateCancellation,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
+	if d, ok := mcpConn.(deliverer); ok {
+		d.setDeliver(jconn.Deliver)
+	}
 	return h, nil
+}
+
+// A deliverer is a [Connection] that receives each message on a goroutine
+// of its own (an HTTP request's), and hands it to the JSON-RPC connection
+// there rather than returning it from Read (parsemcp patch 14): a call
+// then need not wait for the reading goroutine, and the goroutine that
+// handles the call, to be scheduled. Its Read only waits for its end.
+type deliverer interface {
+	setDeliver(deliver func(msg jsonrpc.Message, here bool))
 }
 
 // cancellationPropagator is an optional interface implemented by a

@@ -56,6 +56,10 @@ type Connection struct {
 
 	onInternalError func(error)
 	onDone          func()
+
+	// readCtx and preempter are what start gave the reader, for [Connection.Deliver].
+	readCtx   context.Context
+	preempter Preempter
 }
 
 // inFlightState records the state of the incoming and outgoing calls on a
@@ -246,6 +250,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 }
 
 func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempter) {
+	c.readCtx, c.preempter = ctx, preempter
 	c.updateInFlight(func(s *inFlightState) {
 		select {
 		case <-c.done:
@@ -534,23 +539,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			break
 		}
 
-		switch msg := msg.(type) {
-		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
-
-		case *Response:
-			c.updateInFlight(func(s *inFlightState) {
-				if ac, ok := s.outgoingCalls[msg.ID]; ok {
-					delete(s.outgoingCalls, msg.ID)
-					ac.retire(msg)
-				} else {
-					// TODO: How should we report unexpected responses?
-				}
-			})
-
-		default:
-			c.internalErrorf("Read returned an unexpected message of type %T", msg)
-		}
+		c.accept(ctx, msg, preempter, false)
 	}
 
 	c.updateInFlight(func(s *inFlightState) {
@@ -576,9 +565,52 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 	})
 }
 
+// accept takes a message read from the peer: a request goes to
+// acceptRequest, a response retires the outgoing call it answers.
+func (c *Connection) accept(ctx context.Context, msg Message, preempter Preempter, here bool) {
+	switch msg := msg.(type) {
+	case *Request:
+		c.acceptRequest(ctx, msg, preempter, here)
+
+	case *Response:
+		c.updateInFlight(func(s *inFlightState) {
+			if ac, ok := s.outgoingCalls[msg.ID]; ok {
+				delete(s.outgoingCalls, msg.ID)
+				ac.retire(msg)
+			} else {
+				// TODO: How should we report unexpected responses?
+			}
+		})
+
+	default:
+		c.internalErrorf("Read returned an unexpected message of type %T", msg)
+	}
+}
+
+// Deliver hands the connection a message from the peer, as if its Reader
+// had returned it, on the caller's goroutine (parsemcp patch 14). A
+// transport that receives each message on a goroutine of its own (an HTTP
+// request's) delivers it so, rather than passing it to the goroutine
+// blocked in Read, whose Read then only waits for the end of the
+// connection. Messages are accepted in the order of the Deliver calls.
+//
+// When here is true and msg is a call that finds no request being handled
+// and none queued, the call is handled on the caller's goroutine before
+// Deliver returns, as the handler queue's goroutine would have handled it:
+// requests that arrive meanwhile wait behind it until it ends or calls
+// [Async], and then go to a goroutine of their own. Otherwise the message
+// is accepted as a read one is.
+//
+// Deliver must not be called before the connection has started (it is safe
+// once [NewConnection] has returned).
+func (c *Connection) Deliver(msg Message, here bool) {
+	c.accept(c.readCtx, msg, c.preempter, here)
+}
+
 // acceptRequest either handles msg synchronously or enqueues it to be handled
-// asynchronously.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
+// asynchronously; with here (see [Connection.Deliver]), a call that finds
+// the handler idle is handled on the caller's goroutine.
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter, here bool) {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -590,7 +622,10 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 
 	// If the request is a call, add it to the incoming map so it can be
 	// cancelled (or responded) by ID.
-	var err error
+	var (
+		err     error
+		runHere bool
+	)
 	c.updateInFlight(func(s *inFlightState) {
 		s.incoming++
 
@@ -637,6 +672,14 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			return
 		}
 
+		if here && req.IsCall() && !s.handlerRunning {
+			// The queue is empty whenever no handler runs: the caller's
+			// goroutine takes the queue's place for this request.
+			s.handlerRunning = true
+			runHere = true
+			return
+		}
+
 		// We enqueue requests that have not been preempted to an unbounded slice.
 		// Unfortunately, we cannot in general limit the size of the handler
 		// queue: we have to read every response that comes in on the wire
@@ -663,6 +706,12 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	})
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
+		return
+	}
+	if runHere && c.handle(req) {
+		// The request ended without calling Async: the queue is still this
+		// goroutine's, and goes to one of its own if requests wait in it.
+		c.handOffQueue()
 	}
 }
 
@@ -681,31 +730,37 @@ func (c *Connection) handleAsync() {
 		if req == nil {
 			return
 		}
-
-		// Only deliver to the Handler if not already canceled. If the request
-		// was canceled with a cause (e.g. a write failure cancels every
-		// in-flight request), report that cause rather than the bare
-		// context.Canceled.
-		if err := req.ctx.Err(); err != nil {
-			if cause := context.Cause(req.ctx); cause != nil {
-				err = cause
-			}
-			c.processResult("handleAsync", req, nil, err)
-			continue
-		}
-
-		// parsemcp patch 9: the request is handled here rather than on a new
-		// goroutine that this one waits for. If its handler calls Async, the
-		// queue goes to another goroutine (handOffQueue) and this one ends
-		// with the request.
-		releaser := &releaser{handOff: c.handOffQueue}
-		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		result, err := c.handler.Handle(ctx, req.Request)
-		c.processResult(c.handler, req, result, err)
-		if !releaser.finish() {
+		if !c.handle(req) {
 			return
 		}
 	}
+}
+
+// handle runs the handler on req, on the goroutine that holds the handler
+// queue, and reports whether that goroutine still holds it afterwards:
+// false if the handler called [Async], which handed the queue over.
+func (c *Connection) handle(req *incomingRequest) bool {
+	// Only deliver to the Handler if not already canceled. If the request
+	// was canceled with a cause (e.g. a write failure cancels every
+	// in-flight request), report that cause rather than the bare
+	// context.Canceled.
+	if err := req.ctx.Err(); err != nil {
+		if cause := context.Cause(req.ctx); cause != nil {
+			err = cause
+		}
+		c.processResult("handleAsync", req, nil, err)
+		return true
+	}
+
+	// parsemcp patch 9: the request is handled here rather than on a new
+	// goroutine that this one waits for. If its handler calls Async, the
+	// queue goes to another goroutine (handOffQueue) and this one ends
+	// with the request.
+	releaser := &releaser{handOff: c.handOffQueue}
+	ctx := context.WithValue(req.ctx, asyncKey, releaser)
+	result, err := c.handler.Handle(ctx, req.Request)
+	c.processResult(c.handler, req, result, err)
+	return releaser.finish()
 }
 
 // handOffQueue is called when a request being handled on the handleAsync

@@ -1,0 +1,117 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
+package mcp
+
+// Tests of parsemcp patch 14 (PATCHES.md) through a real Streamable HTTP
+// server: a tool call is handled on the goroutine of the HTTP request that
+// carried it, and calls that wait for each other still both run.
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// onRequestGoroutine reports whether the calling goroutine is serving a
+// Streamable HTTP POST (servePOST is on its stack).
+func onRequestGoroutine() bool {
+	pcs := make([]uintptr, 256)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
+	for {
+		f, more := frames.Next()
+		if strings.HasSuffix(f.Function, "mcp.(*streamableServerConn).servePOST") {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
+}
+
+func TestCallOnRequestGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts StreamableHTTPOptions
+	}{
+		{"stateful, SSE", StreamableHTTPOptions{}},
+		{"stateful, JSON", StreamableHTTPOptions{JSONResponse: true}},
+		{"stateless", StreamableHTTPOptions{Stateless: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+			defer cancel()
+			server := NewServer(&Implementation{Name: "t", Version: "1"}, nil)
+			AddTool(server, &Tool{Name: "where"}, func(context.Context, *CallToolRequest, struct{}) (*CallToolResult, any, error) {
+				text := "elsewhere"
+				if onRequestGoroutine() {
+					text = "request"
+				}
+				return &CallToolResult{Content: []Content{&TextContent{Text: text}}}, nil, nil
+			})
+			opts := tc.opts
+			httpServer := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, &opts))
+			defer httpServer.Close()
+			client := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &StreamableClientTransport{Endpoint: httpServer.URL}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for range 3 {
+				res, err := cs.CallTool(ctx, &CallToolParams{Name: "where"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*TextContent).Text; got != "request" {
+					t.Errorf("the call ran %s, want on the HTTP request's goroutine", got)
+				}
+			}
+		})
+	}
+}
+
+// TestCallsWaitingForEachOther: a call handled on its request's goroutine
+// that waits for a second call of the same session does not hold the second
+// back (tools/call is asynchronous to other requests, as before the patch).
+func TestCallsWaitingForEachOther(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+	defer cancel()
+	second := make(chan struct{})
+	server := NewServer(&Implementation{Name: "t", Version: "1"}, nil)
+	AddTool(server, &Tool{Name: "first"}, func(ctx context.Context, _ *CallToolRequest, _ struct{}) (*CallToolResult, any, error) {
+		select {
+		case <-second:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+		return &CallToolResult{Content: []Content{&TextContent{Text: "first"}}}, nil, nil
+	})
+	AddTool(server, &Tool{Name: "second"}, func(context.Context, *CallToolRequest, struct{}) (*CallToolResult, any, error) {
+		close(second)
+		return &CallToolResult{Content: []Content{&TextContent{Text: "second"}}}, nil, nil
+	})
+	httpServer := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, nil))
+	defer httpServer.Close()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: httpServer.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	errs := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &CallToolParams{Name: "first"})
+		errs <- err
+	}()
+	if _, err := cs.CallTool(ctx, &CallToolParams{Name: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+}
