@@ -38,10 +38,15 @@ func TestCallOnRequestGoroutine(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts StreamableHTTPOptions
+		want string
 	}{
-		{"stateful, SSE", StreamableHTTPOptions{}},
-		{"stateful, JSON", StreamableHTTPOptions{JSONResponse: true}},
-		{"stateless", StreamableHTTPOptions{Stateless: true}},
+		{"stateful, SSE", StreamableHTTPOptions{}, "request"},
+		{"stateful, JSON", StreamableHTTPOptions{JSONResponse: true}, "request"},
+		{"stateless", StreamableHTTPOptions{Stateless: true}, "request"},
+		// A resumable stream's request must be released while its call
+		// runs (a GET resuming it after a dropped connection would
+		// otherwise conflict with it): the call runs elsewhere.
+		{"stateful, SSE, event store", StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}, "elsewhere"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
@@ -52,6 +57,7 @@ func TestCallOnRequestGoroutine(t *testing.T) {
 				if onRequestGoroutine() {
 					text = "request"
 				}
+				// "elsewhere" is the handler queue's goroutine.
 				return &CallToolResult{Content: []Content{&TextContent{Text: text}}}, nil, nil
 			})
 			opts := tc.opts
@@ -63,13 +69,19 @@ func TestCallOnRequestGoroutine(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			// The first call may find the session still handling the
+			// client's notifications/initialized, and wait behind it on the
+			// handler queue; once it is answered, the session is idle.
+			if _, err := cs.CallTool(ctx, &CallToolParams{Name: "where"}); err != nil {
+				t.Fatal(err)
+			}
 			for range 3 {
 				res, err := cs.CallTool(ctx, &CallToolParams{Name: "where"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := res.Content[0].(*TextContent).Text; got != "request" {
-					t.Errorf("the call ran %s, want on the HTTP request's goroutine", got)
+				if got := res.Content[0].(*TextContent).Text; got != tc.want {
+					t.Errorf("the call ran %s, want %s (request: on the HTTP request's goroutine; elsewhere: on the handler queue's)", got, tc.want)
 				}
 			}
 		})

@@ -1754,11 +1754,17 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// Publish incoming messages. A single call is handled on this goroutine
 	// when the session has nothing else to handle (patch 14): its answer is
 	// then written before publish returns, and hangResponse finds it done.
+	// Not when the stream can be resumed (an event store, before
+	// 2026-07-28): a client whose connection drops resumes the stream with
+	// a GET, which must find this request's writer released
+	// (stream.release, when this function returns) while the call still
+	// runs; so must CloseSSEStream. The call then runs on the handler
+	// queue, and this goroutine waits in hangResponse, as before.
 	//
 	// Note: don't give up on req.Context().Done() here, since we've already
 	// received the requests and may have already published a response message
 	// or notification. The client could resume the stream.
-	here := !isBatch && len(incoming) == 1
+	here := !isBatch && len(incoming) == 1 && (c.eventStore == nil || effectiveVersion >= protocolVersion20260728)
 	for _, msg := range incoming {
 		if !c.publish(msg, here) {
 			// Session closed: we don't know if any data has been written, so it's

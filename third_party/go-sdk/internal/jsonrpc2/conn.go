@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -625,8 +626,20 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	var (
 		err     error
 		runHere bool
+		gone    bool
 	)
 	c.updateInFlight(func(s *inFlightState) {
+		// A delivered message (Deliver) may arrive after the connection is
+		// completely done, which a read one cannot (done is not closed
+		// while the reader runs): it is dropped, as there is nothing left
+		// to answer it on. done is closed under stateMu, so this check
+		// cannot race with the closing.
+		select {
+		case <-c.done:
+			gone = true
+			return
+		default:
+		}
 		s.incoming++
 
 		if req.IsCall() {
@@ -648,6 +661,10 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			err = s.shuttingDown(ErrServerClosing)
 		}
 	})
+	if gone {
+		cancel(ErrServerClosing)
+		return
+	}
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
 		return
@@ -708,7 +725,27 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		c.processResult("acceptRequest", req, nil, err)
 		return
 	}
-	if runHere && c.handle(req) {
+	if runHere {
+		c.handleHere(req)
+	}
+}
+
+// handleHere handles req on the goroutine that delivered it (see
+// [Connection.Deliver]), which holds the handler queue.
+func (c *Connection) handleHere(req *incomingRequest) {
+	defer func() {
+		// A handler that panics on a goroutine of the connection's ends
+		// the process. The delivering goroutine may be one whose caller
+		// recovers panics (net/http's), which would leave this request's
+		// bookkeeping undone and the connection waiting for it for ever:
+		// the panic is raised again where nothing can recover it.
+		if r := recover(); r != nil {
+			stack := debug.Stack()
+			go panic(fmt.Sprintf("%v\n\n[recovered in jsonrpc2.(*Connection).handleHere, raised again]\n%s", r, stack))
+			select {} // the process is ending
+		}
+	}()
+	if c.handle(req) {
 		// The request ended without calling Async: the queue is still this
 		// goroutine's, and goes to one of its own if requests wait in it.
 		c.handOffQueue()

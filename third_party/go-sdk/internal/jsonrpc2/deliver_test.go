@@ -12,6 +12,8 @@ package jsonrpc2
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -197,5 +199,53 @@ func TestDeliverAfterClose(t *testing.T) {
 	case <-ran:
 		t.Error("a call delivered after Close was handled")
 	default:
+	}
+}
+
+// TestDeliverAfterDone: a message delivered once the connection is
+// completely done (its session closed between the transport's check and
+// the delivery) is dropped; it must not corrupt the connection's state,
+// which panicked on the next update.
+func TestDeliverAfterDone(t *testing.T) {
+	_, c := startConn(t, func(ctx context.Context, req *Request) (any, error) {
+		t.Error("a message delivered after the connection was done was handled")
+		return nil, nil
+	})
+	c.Close()
+	c.Wait()
+	n, err := NewNotification("late", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Deliver(call(t, 1, "late"), true)
+	c.Deliver(n, false)
+	c.Close()
+	c.Wait()
+}
+
+// TestDeliverHandlerPanicEndsTheProcess: a handler that panics on the
+// delivering goroutine ends the process, as it did on the connection's own
+// goroutine, even when the deliverer's caller recovers panics (as net/http
+// does), which would otherwise leave the connection waiting for the
+// request for ever. The panic runs in a child process.
+func TestDeliverHandlerPanicEndsTheProcess(t *testing.T) {
+	if os.Getenv("JSONRPC2_DELIVER_PANIC") == "1" {
+		_, c := startConn(t, func(ctx context.Context, req *Request) (any, error) {
+			panic("handler boom")
+		})
+		func() {
+			defer func() { _ = recover() }() // net/http's recovery
+			c.Deliver(call(t, 1, "boom"), true)
+		}()
+		os.Exit(0) // reached only if the panic stayed recovered
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDeliverHandlerPanicEndsTheProcess$")
+	cmd.Env = append(os.Environ(), "JSONRPC2_DELIVER_PANIC=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the process went on after a handler's panic was recovered by the deliverer's caller:\n%s", out)
+	}
+	if !strings.Contains(string(out), "handler boom") {
+		t.Errorf("the process ended without the handler's panic:\n%s", out)
 	}
 }
