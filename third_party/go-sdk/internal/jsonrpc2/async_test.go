@@ -13,7 +13,6 @@ import (
 	"context"
 	"io"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -217,19 +216,7 @@ func TestAsyncRequestsShareTheQueueGoroutine(t *testing.T) {
 		if req.Method == "async" {
 			Async(ctx)
 		}
-		pcs := make([]uintptr, 64)
-		frames := runtime.CallersFrames(pcs[:runtime.Callers(1, pcs)])
-		found := false
-		for {
-			f, more := frames.Next()
-			if strings.HasSuffix(f.Function, "jsonrpc2.(*Connection).handleAsync") {
-				found = true
-			}
-			if !more {
-				break
-			}
-		}
-		onQueue <- found
+		onQueue <- onStack("jsonrpc2.(*Connection).handleAsync")
 		return true, nil
 	})
 	for i, m := range []string{"sync", "async"} {
