@@ -204,10 +204,7 @@ func (s *Scope) Describe(ctx context.Context, tools []ToolInfo, gates Gates) (De
 	for class := range d.Filters {
 		slices.Sort(d.Filters[class])
 	}
-	for c := range s.hidden {
-		d.HiddenClasses = append(d.HiddenClasses, c)
-	}
-	slices.Sort(d.HiddenClasses)
+	d.HiddenClasses = s.hiddenClasses()
 	names, err := s.ClassNames(ctx)
 	if err != nil {
 		return Description{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/parsemcp/parsemcp/parse"
 	"github.com/parsemcp/parsemcp/query"
@@ -52,9 +53,8 @@ func (e *DeniedError) Error() string { return e.Msg }
 // it hides classes, removes protected fields from schemas and rows, checks
 // class-level permissions and adds the ACL to every query.
 type Scope struct {
-	agent  *Agent
-	st     store.Store
-	hidden map[string]bool
+	agent *Agent
+	st    store.Store
 	// noCanonical skips the classes' canonical filters (an explicit,
 	// per-call opt-out).
 	noCanonical bool
@@ -70,30 +70,49 @@ func NewScope(a *Agent, st store.Store) *Scope {
 	if sb, ok := st.(store.SessionBinder); ok && a.Identity.Session.Reveal() != "" && a.Identity.Mode == AuthUser {
 		st = sb.WithSession(a.Identity.UserID, a.Identity.Session.Reveal())
 	}
-	h := map[string]bool{}
-	master := a.Identity.Mode == AuthMaster
-	for _, c := range parse.DefaultHiddenClasses {
-		h[c] = true
+	return &Scope{agent: a, st: st}
+}
+
+// hiddenClass reports whether class is hidden from this agent, whatever
+// the class filters say: AlwaysHiddenClasses, then the operator's catalog
+// (ClassMeta.Hidden), then ExceptMasterClasses, then Parse Server's
+// internal classes (parse.DefaultHiddenClasses).
+func (s *Scope) hiddenClass(class string) bool {
+	if slices.Contains(AlwaysHiddenClasses, class) {
+		return true
 	}
-	for _, c := range ExceptMasterClasses {
-		h[c] = !master
-	}
-	if cat := a.Policy.Catalog; cat != nil {
-		for name, m := range cat.Classes {
-			switch m.Hidden {
-			case HiddenAlways:
-				h[name] = true
-			case HiddenExceptMaster:
-				h[name] = !master
-			case HiddenNever:
-				h[name] = false
-			}
+	master := s.agent.Identity.Mode == AuthMaster
+	if m := s.meta(class); m != nil {
+		switch m.Hidden {
+		case HiddenAlways:
+			return true
+		case HiddenExceptMaster:
+			return !master
+		case HiddenNever:
+			return false
 		}
 	}
-	for _, c := range AlwaysHiddenClasses {
-		h[c] = true
+	if slices.Contains(ExceptMasterClasses, class) {
+		return !master
 	}
-	return &Scope{agent: a, st: st, hidden: h}
+	return slices.Contains(parse.DefaultHiddenClasses, class)
+}
+
+// hiddenClasses lists, sorted, the classes hiddenClass hides that a rule
+// names (a class no rule names is never hidden).
+func (s *Scope) hiddenClasses() []string {
+	var named []string
+	named = append(named, AlwaysHiddenClasses...)
+	named = append(named, ExceptMasterClasses...)
+	named = append(named, parse.DefaultHiddenClasses...)
+	if cat := s.agent.Policy.Catalog; cat != nil {
+		for name := range cat.Classes {
+			named = append(named, name)
+		}
+	}
+	slices.Sort(named)
+	named = slices.Compact(named)
+	return slices.DeleteFunc(named, func(c string) bool { return !s.hiddenClass(c) })
 }
 
 // WithoutCanonicalFilter returns a copy of s that does not apply the
@@ -123,7 +142,7 @@ func (s *Scope) denial(class string) string {
 	switch {
 	case !parse.ValidClassName(class):
 		return "unknown"
-	case s.hidden[class]:
+	case s.hiddenClass(class):
 		return "hidden_class"
 	case !s.agent.Policy.Classes.Allows(class):
 		return "class_filter"
