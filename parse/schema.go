@@ -84,14 +84,15 @@ func NewSchema(class string) Schema {
 
 // FieldNames returns the schema's field names, sorted, system fields first.
 func (s Schema) FieldNames() []string {
-	names := make([]string, 0, len(s.Fields))
+	names := make([]string, 0, len(s.Fields)+5) // and one for a caller's rank
+	names = append(names, FieldObjectID, FieldCreatedAt, FieldUpdatedAt, FieldACL)
 	for n := range s.Fields {
 		if !IsSystemField(n) {
 			names = append(names, n)
 		}
 	}
-	sort.Strings(names)
-	return append([]string{FieldObjectID, FieldCreatedAt, FieldUpdatedAt, FieldACL}, names...)
+	sort.Strings(names[4:])
+	return names
 }
 
 // Validate checks a schema before it is stored.

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"encoding/binary"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,48 +13,97 @@ import (
 	"github.com/parsemcp/parsemcp/store/internal/sqlkit"
 )
 
-// rowValues returns the reader of rows' values: the values pgx's
-// Rows.Values gives, decoded with less work. A one-dimensional text[]
-// without NULLs in binary format (the `_rperm` and `_wperm` columns of
-// every Parse row) is read from its bytes into a []string instead of
-// through pgx's reflective array scan; a timestamp, a number or a boolean
-// is scanned by a plan made once per column for the whole result (pgx's
-// DecodeValue plans each value anew); text is its bytes, as a string or,
-// with rawText, as a *sqlkit.RawText holding pgx's bytes for the row
-// (QueryRawText). Every other column is decoded by its pgx codec, as
-// Values decodes it.
-func rowValues(rows pgx.Rows, rawText bool) func() ([]any, error) {
-	fds := rows.FieldDescriptions()
-	m := rows.Conn().TypeMap()
-	cols := make([]column, len(fds))
-	for i := range fds {
-		cols[i].plan(m, &fds[i])
-		if rawText && cols[i].kind == colText {
-			cols[i].kind = colRawText
-		}
-	}
-	return func() ([]any, error) {
-		raw := rows.RawValues()
-		vals := make([]any, len(fds))
-		for i := range cols {
-			if raw[i] == nil {
-				continue
-			}
-			if cols[i].kind == colUnknown {
-				return rows.Values() // a type pgx does not know: its own handling
-			}
-			v, err := cols[i].decode(m, raw[i])
-			if err != nil {
-				return nil, err
-			}
-			vals[i] = v
-		}
-		return vals, rows.Err()
-	}
+// rowReader reads rows' values: the values pgx's Rows.Values gives,
+// decoded with less work. A one-dimensional text[] without NULLs in binary
+// format (the `_rperm` and `_wperm` columns of every Parse row) is read
+// from its bytes into a []string instead of through pgx's reflective array
+// scan; a timestamp, a number or a boolean is scanned by a plan made once
+// per column for the whole result (pgx's DecodeValue plans each value
+// anew); text is its bytes, as a string or, with rawText, as a
+// *sqlkit.RawText holding pgx's bytes for the row (QueryRawText). Every
+// other column is decoded by its pgx codec, as Values decodes it.
+//
+// Readers are kept between results (rowReaders): a result's column plans
+// and, with rawText, its row of values are reused, not allocated anew.
+type rowReader struct {
+	rows    pgx.Rows
+	m       *pgtype.Map
+	cols    []column
+	rawText bool
+	// vals is the row handed out with rawText, reused for each row (its
+	// text is valid for one row already).
+	vals []any
+	// next is values, bound once per reader (a method value made per
+	// result would be allocated per result).
+	next func() ([]any, error)
 }
 
-// column is how the values of one result column are decoded, planned once
-// for the whole result: to the value pgx's Rows.Values gives for it.
+var rowReaders = sync.Pool{New: func() any {
+	r := new(rowReader)
+	r.next = r.values
+	return r
+}}
+
+// Readers whose column plans grew past this are not kept for reuse.
+const maxPooledColumns = 256
+
+// newRowReader returns the reader of rows' values; release hands it back.
+func newRowReader(rows pgx.Rows, rawText bool) *rowReader {
+	r := rowReaders.Get().(*rowReader)
+	fds := rows.FieldDescriptions()
+	r.rows, r.m, r.rawText = rows, rows.Conn().TypeMap(), rawText
+	r.cols = slices.Grow(r.cols[:0], len(fds))[:len(fds)]
+	for i := range fds {
+		r.cols[i] = column{}
+		r.cols[i].plan(r.m, &fds[i])
+		if rawText && r.cols[i].kind == colText {
+			r.cols[i].kind = colRawText
+		}
+	}
+	if rawText {
+		r.vals = slices.Grow(r.vals[:0], len(fds))[:len(fds)]
+	}
+	return r
+}
+
+// values decodes the current row.
+func (r *rowReader) values() ([]any, error) {
+	raw := r.rows.RawValues()
+	var vals []any
+	if r.rawText {
+		vals = r.vals
+		clear(vals)
+	} else {
+		vals = make([]any, len(r.cols))
+	}
+	for i := range r.cols {
+		if raw[i] == nil {
+			continue
+		}
+		if r.cols[i].kind == colUnknown {
+			return r.rows.Values() // a type pgx does not know: its own handling
+		}
+		v, err := r.cols[i].decode(r.m, raw[i])
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, r.rows.Err()
+}
+
+// release hands r back once its rows are read: nothing it returned may be
+// used after.
+func (r *rowReader) release() {
+	clear(r.cols[:cap(r.cols)])
+	clear(r.vals[:cap(r.vals)])
+	r.rows, r.m = nil, nil
+	if cap(r.cols) > maxPooledColumns || cap(r.vals) > maxPooledColumns {
+		return
+	}
+	rowReaders.Put(r)
+}
+
 type column struct {
 	kind   colKind
 	oid    uint32

@@ -42,7 +42,8 @@ func (c conn) Query(ctx context.Context, sqlText string, args []any, row func(va
 }
 
 // QueryRawText is Query with text columns as *sqlkit.RawText: their bytes
-// in pgx's read buffer, not strings (sqlkit.RawTextQuerier).
+// in pgx's read buffer, not strings (sqlkit.RawTextQuerier). The slice of
+// values is the same for every row.
 func (c conn) QueryRawText(ctx context.Context, sqlText string, args []any, row func(vals []any) error) error {
 	return c.query(ctx, sqlText, args, row, true)
 }
@@ -53,7 +54,9 @@ func (c conn) query(ctx context.Context, sqlText string, args []any, row func(va
 		return wrapErr(ctx, err)
 	}
 	defer rows.Close()
-	return sqlkit.Each(ctx, rows, rowValues(rows, rawText), row, wrapErr)
+	r := newRowReader(rows, rawText)
+	defer r.release()
+	return sqlkit.Each(ctx, rows, r.next, row, wrapErr)
 }
 
 // Exec runs a statement returning no rows.

@@ -11,7 +11,9 @@ import "context"
 type RawText struct{ B []byte }
 
 // RawTextQuerier is a Querier that can hand text columns as *RawText, not
-// as strings: a string and its interface allocated per column per row.
+// as strings: a string and its interface allocated per column per row. A
+// row's values, and the slice holding them, are valid while row runs: the
+// querier may reuse the slice for the next row.
 type RawTextQuerier interface {
 	QueryRawText(ctx context.Context, sqlText string, args []any, row func(vals []any) error) error
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
 	"github.com/parsemcp/parsemcp/parse"
@@ -33,6 +34,8 @@ type RowWriter struct {
 	// num is the Number being written: jsonenc is handed its address,
 	// which (unlike a float64) goes into an interface without allocating.
 	num float64
+	// text holds every field's key and Pointer prefix.
+	text []byte
 }
 
 // rowField is one field of RowWriter's rows.
@@ -47,6 +50,8 @@ type rowField struct {
 	// Date's map).
 	kind   fieldKind
 	prefix []byte // a Pointer's JSON text before its objectId
+	// Where key and prefix end in the writer's text, while it is built.
+	keyEnd, prefixEnd int
 	// The current row: has is set when the row holds the field; its value
 	// is val (REST), or, with direct set, norm or perms (the ACL).
 	has, direct bool
@@ -72,28 +77,44 @@ const (
 	directACL
 )
 
-// pointerPrefix is the JSON text of a Pointer of class before its
-// objectId, keys in jsonenc's order.
-func pointerPrefix(class string) []byte {
-	b := jsonenc.AppendString([]byte(`{"__type":"Pointer","className":`), class)
-	return append(b, `,"objectId":`...)
+// appendPointerPrefix appends the JSON text of a Pointer of class before
+// its objectId, keys in jsonenc's order.
+func appendPointerPrefix(dst []byte, class string) []byte {
+	dst = jsonenc.AppendString(append(dst, `{"__type":"Pointer","className":`...), class)
+	return append(dst, `,"objectId":`...)
 }
 
+// rowWriters holds RowWriters between pages: a writer's per-field state
+// and its keys' text are reused, not allocated for each page.
+var rowWriters = sync.Pool{New: func() any { return new(RowWriter) }}
+
+// Writers whose buffers grew past these bounds are not kept for reuse.
+const (
+	maxPooledFields = 256
+	maxPooledText   = 16 << 10
+)
+
 // NewRowWriter returns the writer of rows of fields of sch (as FindSQL
-// returned them) keeping the fields keep admits (nil: every field).
+// returned them) keeping the fields keep admits (nil: every field). The
+// caller hands it back with Release once its rows are written.
 func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(field string) bool) *RowWriter {
-	w := &RowWriter{c: c, sch: sch, fields: fields, f: make([]rowField, len(fields)), order: make([]int, 0, len(fields))}
-	// Every key in one buffer, sliced once it is complete.
-	var keys []byte
+	w := rowWriters.Get().(*RowWriter)
+	w.c, w.sch, w.fields = c, sch, fields
+	w.f = slices.Grow(w.f[:0], len(fields))[:len(fields)]
+	w.order = w.order[:0]
+	// Every key and Pointer prefix in one buffer, sliced once it is
+	// complete (appending may move it).
+	text := w.text[:0]
 	for i, name := range fields {
-		rf := &w.f[i]
+		rf := &w.f[i] // zero: a new slice's, or cleared by Release
+		var target string
 		switch f := sch.Fields[name]; {
 		case name == query.ScoreKey:
 			name = query.ScoreField // the rank's name in a row
 		case name == parse.FieldACL:
 			rf.kind = directACL
 		case f.Type == parse.TypePointer:
-			rf.kind, rf.prefix = directPointer, pointerPrefix(f.TargetClass)
+			rf.kind, target = directPointer, f.TargetClass
 		case f.Type == parse.TypeDate && (name == parse.FieldCreatedAt || name == parse.FieldUpdatedAt):
 			rf.kind = directStamp
 		case f.Type == parse.TypeDate:
@@ -109,19 +130,41 @@ func NewRowWriter(c ColumnCodec, sch parse.Schema, fields []string, keep func(fi
 		if keep == nil || keep(name) {
 			w.order = append(w.order, i)
 		}
-		keys = append(jsonenc.AppendString(keys, name), ':')
-		rf.key = keys // its length is where its key ends, for now
+		text = append(jsonenc.AppendString(text, name), ':')
+		rf.keyEnd = len(text)
+		if rf.kind == directPointer {
+			text = appendPointerPrefix(text, target)
+		}
+		rf.prefixEnd = len(text)
 	}
 	start := 0
 	for i := range w.f {
-		end := len(w.f[i].key)
-		w.f[i].key = keys[start:end:end]
-		start = end
+		rf := &w.f[i]
+		rf.key = text[start:rf.keyEnd:rf.keyEnd]
+		if rf.prefixEnd > rf.keyEnd {
+			rf.prefix = text[rf.keyEnd:rf.prefixEnd:rf.prefixEnd]
+		}
+		start = rf.prefixEnd
 	}
+	w.text = text
 	slices.SortFunc(w.order, func(a, b int) int { return strings.Compare(w.f[a].name, w.f[b].name) })
-	w.set = w.setREST
-	w.hooks = rowHooks{typed: w.setTyped, acl: w.setACL, text: w.setText}
+	if w.set == nil { // bound once per writer, which the pool keeps
+		w.set = w.setREST
+		w.hooks = rowHooks{typed: w.setTyped, acl: w.setACL, text: w.setText}
+	}
 	return w
+}
+
+// Release hands w back for another page. Neither w nor anything it
+// returned before (its keys) may be used after; the rows Append wrote are
+// the caller's own.
+func (w *RowWriter) Release() {
+	clear(w.f[:cap(w.f)]) // for the next page, and the last row's values (pgx's bytes among them) let go
+	w.c, w.sch, w.fields = ColumnCodec{}, parse.Schema{}, nil
+	if cap(w.f) > maxPooledFields || cap(w.text) > maxPooledText {
+		return
+	}
+	rowWriters.Put(w)
 }
 
 // setREST takes field i's REST value.
@@ -273,6 +316,7 @@ func (k *Kit[T]) FindJSON(ctx context.Context, q *query.Query, keep func(field s
 	}
 	sqlText, args, fields := k.FindSQL(sch, q)
 	w := NewRowWriter(k.Codec, sch, fields, keep)
+	defer w.Release()
 	var buf []byte
 	var ends []int
 	err = traced(ctx, rawTextQuery(k.DB), sqlText, args, func(vals []any) error {

@@ -226,20 +226,24 @@ func DeleteSQL(d sqlcompile.Dialect, sch parse.Schema, w store.Write) (sqlText s
 // Keys naming $score add query.ScoreKey last (the rank's column), and the
 // rank replaces a field named "score".
 func ReadFields(sch parse.Schema, keys []string) []string {
-	want := map[string]bool{parse.FieldObjectID: true, parse.FieldCreatedAt: true, parse.FieldUpdatedAt: true, parse.FieldACL: true}
 	all := keys == nil
-	for _, k := range keys {
-		head, _, _ := strings.Cut(k, ".")
-		want[head] = true
+	var want map[string]bool // the keys' top-level fields
+	if !all {
+		want = make(map[string]bool, len(keys))
+		for _, k := range keys {
+			head, _, _ := strings.Cut(k, ".")
+			want[head] = true
+		}
 	}
 	score := want[query.ScoreKey]
-	var out []string
-	for _, name := range sch.FieldNames() {
+	names := sch.FieldNames() // the caller's own: filtered in place
+	out := names[:0]
+	for _, name := range names {
 		if score && name == query.ScoreField {
 			continue // the rank takes the name (query.ScoreField)
 		}
 		// Relation markers come back whatever the keys, as in Parse Server.
-		if all || want[name] || sch.Fields[name].Type == parse.TypeRelation {
+		if all || parse.IsSystemField(name) || want[name] || sch.Fields[name].Type == parse.TypeRelation {
 			out = append(out, name)
 		}
 	}
