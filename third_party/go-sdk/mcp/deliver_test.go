@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,68 @@ func TestCallsWaitingForEachOther(t *testing.T) {
 	}
 	if err := <-errs; err != nil {
 		t.Fatalf("first: %v", err)
+	}
+}
+
+// TestNoReadingGoroutine: a Streamable HTTP session's messages all come
+// through Deliver, so no goroutine waits in the transport's Read
+// (parsemcp patch 15; on v1.8.0 and with patch 14 alone, one does for
+// every session, stateless calls included), and a session still ends when
+// it is closed.
+func TestNoReadingGoroutine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts StreamableHTTPOptions
+	}{
+		{"stateful", StreamableHTTPOptions{}},
+		{"stateful, event store", StreamableHTTPOptions{EventStore: NewMemoryEventStore(nil)}},
+		{"stateless", StreamableHTTPOptions{Stateless: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a hang only
+			defer cancel()
+			server := NewServer(&Implementation{Name: "t", Version: "1"}, nil)
+			AddTool(server, &Tool{Name: "readers"}, func(context.Context, *CallToolRequest, struct{}) (*CallToolResult, any, error) {
+				buf := make([]byte, 1<<20)
+				stacks := string(buf[:runtime.Stack(buf, true)])
+				text := strings.Count(stacks, "mcp.(*streamableServerConn).Read(")
+				return &CallToolResult{Content: []Content{&TextContent{Text: strconv.Itoa(text)}}}, nil, nil
+			})
+			opts := tc.opts
+			httpServer := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, &opts))
+			defer httpServer.Close()
+			client := NewClient(&Implementation{Name: "c", Version: "1"}, nil)
+			cs, err := client.Connect(ctx, &StreamableClientTransport{Endpoint: httpServer.URL}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				res, err := cs.CallTool(ctx, &CallToolParams{Name: "readers"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Content[0].(*TextContent).Text; got != "0" {
+					t.Errorf("%s goroutines wait in the server transport's Read during a call, want none", got)
+				}
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Every server session ends: the stateless ones after each
+			// call, the stateful one on the client's DELETE.
+			for n := 0; ; n++ {
+				left := 0
+				for range server.Sessions() {
+					left++
+				}
+				if left == 0 {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("%d server sessions still open after the client closed", left)
+				}
+				time.Sleep(10 * time.Millisecond) // polls an event with no channel; the deadline bounds it
+			}
+		})
 	}
 }

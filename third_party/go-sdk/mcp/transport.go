@@ -222,6 +222,9 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	if cp, ok := mcpConn.(cancellationPropagator); ok {
 		propagateCancellation = cp.propagateCancellation()
 	}
+	// A deliverer's messages all come through Deliver: its Read only
+	// waits for its end, so no goroutine reads it (parsemcp patch 15).
+	d, delivered := mcpConn.(deliverer)
 	jconn := jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
 		Reader:    reader,
 		Writer:    writer,
@@ -235,9 +238,10 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 			logger.Error("jsonrpc2 internal error", "error", err)
 		},
 		PropagateCancellation: propagateCancellation,
+		Delivered:             delivered,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
-	if d, ok := mcpConn.(deliverer); ok {
+	if delivered {
 		d.setDeliver(jconn.Deliver)
 	}
 	return h, nil
@@ -247,7 +251,8 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 // of its own (an HTTP request's), and hands it to the JSON-RPC connection
 // there rather than returning it from Read (parsemcp patch 14): a call
 // then need not wait for the reading goroutine, and the goroutine that
-// handles the call, to be scheduled. Its Read only waits for its end.
+// handles the call, to be scheduled. Its Read only waits for its end, so
+// the JSON-RPC connection starts no goroutine to read it (patch 15).
 type deliverer interface {
 	setDeliver(deliver func(msg jsonrpc.Message, here bool))
 }

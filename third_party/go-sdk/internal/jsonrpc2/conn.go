@@ -229,6 +229,12 @@ type ConnectionConfig struct {
 	// the connection is tied to a carrier that owns it and whose end means
 	// the request is cancelled).
 	PropagateCancellation bool // optional
+
+	// Delivered says that every message from the peer comes through
+	// [Connection.Deliver] (parsemcp patch 15): Reader is never read, and
+	// no goroutine is started to read it. The connection is then done
+	// once it is closed ([Connection.Close], or a write error) and idle.
+	Delivered bool // optional
 }
 
 // NewConnection creates a new [Connection] object and starts processing
@@ -246,12 +252,15 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 		onInternalError: cfg.OnInternalError,
 	}
 	c.handler = cfg.Bind(c)
-	c.start(ctx, cfg.Reader, cfg.Preempter)
+	c.start(ctx, cfg.Reader, cfg.Preempter, cfg.Delivered)
 	return c
 }
 
-func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempter) {
+func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempter, delivered bool) {
 	c.readCtx, c.preempter = ctx, preempter
+	if delivered {
+		return // nothing to read: Deliver brings every message
+	}
 	c.updateInFlight(func(s *inFlightState) {
 		select {
 		case <-c.done:

@@ -249,3 +249,46 @@ func TestDeliverHandlerPanicEndsTheProcess(t *testing.T) {
 		t.Errorf("the process ended without the handler's panic:\n%s", out)
 	}
 }
+
+// TestDelivered: a connection whose messages all come through Deliver
+// (ConnectionConfig.Delivered, parsemcp patch 15) never reads its Reader,
+// answers what is delivered, and is done once closed: its transport is
+// closed and OnDone called with no reading goroutine to notice the end,
+// and a call delivered after that is dropped.
+func TestDelivered(t *testing.T) {
+	s := newChanStream()
+	done := make(chan struct{})
+	c := NewConnection(context.Background(), ConnectionConfig{
+		Reader: s, Writer: s, Closer: s,
+		Bind: func(*Connection) Handler {
+			return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+				if req.Method == "late" {
+					t.Error("a call delivered after the connection was done was handled")
+				}
+				return req.Method, nil
+			})
+		},
+		OnDone:    func() { close(done) },
+		Delivered: true,
+	})
+	c.Deliver(call(t, 1, "here"), true)
+	if r := s.response(t); string(r.Result) != `"here"` {
+		t.Fatalf("response %s, want here's", r.Result)
+	}
+	c.Deliver(call(t, 2, "queued"), false)
+	if r := s.response(t); string(r.Result) != `"queued"` {
+		t.Fatalf("response %s, want queued's", r.Result)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, done, "OnDone")
+	waitFor(t, s.closed, "the transport's Close")
+	c.Wait()
+	c.Deliver(call(t, 3, "late"), true)
+	select {
+	case <-s.reads:
+		t.Error("the Reader of a delivered connection was read")
+	default:
+	}
+}
