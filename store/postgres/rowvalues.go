@@ -53,8 +53,7 @@ func newRowReader(rows pgx.Rows, rawText bool) *rowReader {
 	fds := rows.FieldDescriptions()
 	r.rows, r.m, r.rawText = rows, rows.Conn().TypeMap(), rawText
 	r.cols = slices.Grow(r.cols[:0], len(fds))[:len(fds)]
-	for i := range fds {
-		r.cols[i] = column{}
+	for i := range fds { // each column zero: a new slice's, or cleared by release
 		r.cols[i].plan(r.m, &fds[i])
 		if rawText && r.cols[i].kind == colText {
 			r.cols[i].kind = colRawText
@@ -104,6 +103,8 @@ func (r *rowReader) release() {
 	rowReaders.Put(r)
 }
 
+// column is how the values of one result column are decoded, planned once
+// for the whole result: to the value pgx's Rows.Values gives for it.
 type column struct {
 	kind   colKind
 	oid    uint32
