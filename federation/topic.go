@@ -133,9 +133,15 @@ func (t Topics) ParsePresence(topic string) (Entity, bool) {
 	if len(parts) != 3 {
 		return Entity{}, false
 	}
+	// Only "~" names no team: an empty level is not a team, and reading
+	// it as none would let a publisher the broker's ACL keeps off
+	// agents/~/… pass for a teamless agent.
 	e := Entity{Team: parts[0], Type: parts[1], ID: parts[2]}
-	if e.Team == noTeam {
+	switch e.Team {
+	case noTeam:
 		e.Team = ""
+	case "":
+		return Entity{}, false
 	}
 	if e.Validate() != nil {
 		return Entity{}, false
