@@ -20,7 +20,10 @@ import (
 type Class struct {
 	s   *Scope
 	raw parse.Schema
-	// Schema is the class as the agent sees it (Scope.Schema).
+	// Schema is the class as the agent sees it (Scope.Schema). It is
+	// read-only: on a store that shares its schemas, the view is built
+	// once and shared by every call that sees the class the same way
+	// (viewcache.go). Clone it to change it.
 	Schema parse.Schema
 }
 
@@ -30,6 +33,9 @@ func (s *Scope) Class(ctx context.Context, class string) (*Class, error) {
 	raw, err := s.resolve(ctx, class)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := s.st.(store.SharedSchemas); ok {
+		return &Class{s: s, raw: raw, Schema: s.sharedView(raw, s.protected(raw))}, nil
 	}
 	return &Class{s: s, raw: raw, Schema: s.visible(raw)}, nil
 }

@@ -39,20 +39,31 @@ func (s *Scope) visible(sch parse.Schema) parse.Schema {
 // rules still apply).
 func (s *Scope) ownerView(sch parse.Schema) parse.Schema { return s.view(sch, nil) }
 
+// shows reports whether the view of sch keeps field name (of type f):
+// not an internal field, not one of prot, not a pointer into a class the
+// agent cannot see, and inside the operator's allowlist. It is the one
+// rule both view and the shared views' key (viewKey) read.
+func (s *Scope) shows(sch parse.Schema, prot []string, name string, f parse.Field) bool {
+	if parse.IsInternalFieldOf(sch.ClassName, name) || slices.Contains(prot, name) {
+		return false
+	}
+	if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !s.Accessible(f.TargetClass) {
+		return false // a reference into a hidden class would name it
+	}
+	if m := s.meta(sch.ClassName); m != nil && m.AgentFields != nil && !parse.IsSystemField(name) && !slices.Contains(m.AgentFields, name) {
+		return false // outside the operator's allowlist
+	}
+	return true
+}
+
 // view returns sch without the internal fields, the fields in prot, the
 // pointers into classes the agent cannot see and the fields outside the
 // operator's allowlist.
 func (s *Scope) view(sch parse.Schema, prot []string) parse.Schema {
 	fields := make(map[string]parse.Field, len(sch.Fields))
 	for name, f := range sch.Fields {
-		if parse.IsInternalFieldOf(sch.ClassName, name) || slices.Contains(prot, name) {
+		if !s.shows(sch, prot, name, f) {
 			continue
-		}
-		if (f.Type == parse.TypePointer || f.Type == parse.TypeRelation) && !s.Accessible(f.TargetClass) {
-			continue // a reference into a hidden class would name it
-		}
-		if m := s.meta(sch.ClassName); m != nil && m.AgentFields != nil && !parse.IsSystemField(name) && !slices.Contains(m.AgentFields, name) {
-			continue // outside the operator's allowlist
 		}
 		f.DefaultValue = parse.CloneJSON(f.DefaultValue)
 		fields[name] = f

@@ -125,8 +125,11 @@ func ClassNotEmpty(class string, n int64) error {
 // SharedSchemas is implemented by stores that can hand out a class's
 // schema without copying it (the SQL stores' and parserest's schema
 // cache). The schema returned is the store's own: the caller reads it and
-// never changes it (its Fields, CLP and Indexes are shared). The governed
-// scope reads schemas this way on every call instead of copying them.
+// never changes it (its Fields, CLP and Indexes are shared). Nor does the
+// store: a class that changes gets a new schema with new maps, so the
+// identity of a schema's Fields map is its version (the governed scope
+// keys the class views it shares on it). The governed scope reads
+// schemas this way on every call instead of copying them.
 type SharedSchemas interface {
 	SharedSchema(ctx context.Context, class string) (parse.Schema, error)
 }

@@ -1,0 +1,168 @@
+package agent_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/parsemcp/parsemcp/agent"
+	"github.com/parsemcp/parsemcp/internal/testing/fixture"
+	"github.com/parsemcp/parsemcp/parse"
+	"github.com/parsemcp/parsemcp/store"
+)
+
+// noteSchema is a class whose view differs by who asks: a field
+// protected from all but bob, a pointer into a class an agent may be
+// denied, and extra, when given, a field it gains later.
+func noteSchema(extra string) parse.Schema {
+	all := &parse.OpPerm{Entries: map[string]bool{"*": true}}
+	sch := parse.Schema{
+		ClassName: "Note",
+		Fields: map[string]parse.Field{
+			"title":   {Type: parse.TypeString},
+			"secret":  {Type: parse.TypeString},
+			"project": {Type: parse.TypePointer, TargetClass: "Project"},
+		},
+		CLP: parse.CLP{Get: all, Find: all, Count: all,
+			ProtectedFields: map[string][]string{"*": {"secret"}, fixture.Bob: {}}},
+	}
+	if extra != "" {
+		sch.Fields[extra] = parse.Field{Type: parse.TypeNumber}
+	}
+	return sch
+}
+
+// The view a Class hands out is shared between calls that see the class
+// the same way, and is always the view Scope.Schema builds afresh: agents
+// that differ in what they may see of a class (the master key, users a
+// protected field hides from, an operator's field allowlist, a denied
+// pointer target) never get one another's view, in any order, and a class
+// that changes is seen as it is now.
+func TestSharedClassViews(t *testing.T) {
+	ctx := context.Background()
+	st := fixture.Store(t, filepath.Join(t.TempDir(), "fixture.sqlite"))
+	if _, ok := st.(store.SharedSchemas); !ok {
+		t.Fatal("the fixture store shares no schemas: the views are not shared, the test proves nothing")
+	}
+	if err := st.CreateClass(ctx, noteSchema("")); err != nil {
+		t.Fatal(err)
+	}
+	user := func(id string) *agent.Agent {
+		return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: id})
+	}
+	allowlisted := user(fixture.Alice)
+	allowlisted.Policy.Catalog = &agent.Catalog{Classes: map[string]*agent.ClassMeta{"Note": {AgentFields: []string{"title"}}}}
+	noProjects := user(fixture.Alice)
+	noProjects.Policy.Classes = agent.NameFilter{Except: []string{"Project"}}
+	every := func(string) bool { return true }
+	agents := []struct {
+		name string
+		a    func() *agent.Agent
+		sees func(field string) bool
+	}{
+		{"the master key", func() *agent.Agent { return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthMaster}) }, every},
+		{"alice", func() *agent.Agent { return user(fixture.Alice) }, every},
+		// Every field, as the master key, but not the protectedFields.
+		{"bob", func() *agent.Agent { return user(fixture.Bob) }, every},
+		// The same view as alice's: shared with hers.
+		{"anonymous", func() *agent.Agent { return agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthAnonymous}) }, every},
+		{"alice, allowlisted fields", func() *agent.Agent { return allowlisted }, func(f string) bool { return f == "title" }},
+		{"alice, Project denied", func() *agent.Agent { return noProjects }, every},
+	}
+	check := func(extra string) {
+		t.Helper()
+		views := map[string]parse.Schema{}
+		// Forward, backward, forward: each agent asks after each other.
+		order := append(append(slices.Clone(agents), agents...), agents...)
+		slices.Reverse(order[len(agents) : 2*len(agents)])
+		for _, c := range order {
+			s := agent.NewScope(c.a(), st)
+			cls, err := s.Class(ctx, "Note")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := s.Schema(ctx, "Note")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cls.Schema, want) {
+				t.Fatalf("%s: Class.Schema is not the agent's view:\n got %+v\nwant %+v", c.name, cls.Schema, want)
+			}
+			if _, ok := want.Fields[extra]; extra != "" && ok != c.sees(extra) {
+				t.Fatalf("%s: the view has %s: %t", c.name, extra, ok)
+			}
+			if seen, ok := views[c.name]; ok && !sameFields(seen, cls.Schema) {
+				t.Errorf("%s: a second call built its view again instead of sharing it", c.name)
+			}
+			views[c.name] = cls.Schema
+		}
+		// Agents whose views are equal share one; others never do.
+		for _, a := range agents {
+			for _, b := range agents {
+				equal := reflect.DeepEqual(views[a.name], views[b.name])
+				if shared := sameFields(views[a.name], views[b.name]); shared != equal {
+					t.Errorf("%s and %s: views equal %t, shared %t", a.name, b.name, equal, shared)
+				}
+			}
+		}
+	}
+	check("")
+	// The class changes: every agent sees it as it is now.
+	if err := st.DeleteClass(ctx, "Note"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateClass(ctx, noteSchema("added")); err != nil {
+		t.Fatal(err)
+	}
+	check("added")
+}
+
+// A caller that changes a shared view is caught, in test binaries, by the
+// next call that is handed the same view: what one call puts into a view
+// shared with others must not reach them.
+func TestSharedClassViewChanged(t *testing.T) {
+	ctx := context.Background()
+	st := fixture.Store(t, filepath.Join(t.TempDir(), "fixture.sqlite"))
+	if err := st.CreateClass(ctx, noteSchema("")); err != nil {
+		t.Fatal(err)
+	}
+	alice := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: fixture.Alice})
+	cls, err := agent.NewScope(alice, st).Class(ctx, "Note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cls.Schema.Fields["secret"]; ok {
+		t.Fatal("alice sees the protected field: the case proves nothing")
+	}
+	cls.Schema.Fields["secret"] = parse.Field{Type: parse.TypeString} // a caller's bug
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "shared class view") {
+			t.Errorf("the changed view was handed out again (recovered %v)", r)
+		}
+		// The next test must not start from the changed view.
+		if err := st.DeleteClass(ctx, "Note"); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	again, _ := agent.NewScope(alice, st).Class(ctx, "Note")
+	t.Errorf("the second call got a view with fields %v", slices.Sorted(mapKeys(again.Schema.Fields)))
+}
+
+// sameFields reports whether a and b are one shared view (the same
+// Fields map), not merely equal ones.
+func sameFields(a, b parse.Schema) bool {
+	return reflect.ValueOf(a.Fields).Pointer() == reflect.ValueOf(b.Fields).Pointer()
+}
+
+func mapKeys(m map[string]parse.Field) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
