@@ -41,9 +41,10 @@ type LiveOptions struct {
 	// 2 × GOMAXPROCS, at least 4).
 	Senders int
 	// SendTimeout is how long one notification may take to be written
-	// (default 5 s). A session that takes longer (a client that stopped
-	// reading) loses its subscriptions, and the sender waiting on it is
-	// replaced, so the other sessions' notifications go on.
+	// (default 5 s), measured on Options.Clock. A session that takes
+	// longer (a client that stopped reading) loses its subscriptions, and
+	// the sender waiting on it is replaced, so the other sessions'
+	// notifications go on.
 	SendTimeout time.Duration
 	// Clock is what the debounce windows are measured on (default: the
 	// system clock; tests pass a fake one).
@@ -82,9 +83,11 @@ type live struct {
 
 	sends       chan sendBatch
 	sendTimeout time.Duration
-	done        chan struct{}
-	wg          sync.WaitGroup
-	closeOnce   sync.Once
+	// tm measures a send's age against sendTimeout (Options.Clock).
+	tm        timing
+	done      chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
 
 	smu     sync.Mutex
 	senders map[*senderState]struct{}
@@ -168,7 +171,7 @@ func (l *live) leave(g *liveGroup, ls *liveSession) {
 // minSendTimeout keeps the janitor's tick sane.
 const minSendTimeout = 10 * time.Millisecond
 
-func newLive(s *Server, o *LiveOptions) *live {
+func newLive(s *Server, o *LiveOptions, tm timing) *live {
 	if o == nil {
 		o = &LiveOptions{}
 	}
@@ -188,6 +191,7 @@ func newLive(s *Server, o *LiveOptions) *live {
 		l.sendTimeout = defaultSendTimeout
 	}
 	l.sendTimeout = max(l.sendTimeout, minSendTimeout)
+	l.tm = tm
 	l.sends = make(chan sendBatch, 4*senders)
 	l.senders = map[*senderState]struct{}{}
 	for range senders {

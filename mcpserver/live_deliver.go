@@ -133,7 +133,7 @@ func (l *live) sendBatch(st *senderState) bool {
 			st.mu.Unlock()
 			continue // released since the batch was made (or stuck before)
 		}
-		st.cur, st.since = ls, time.Now()
+		st.cur, st.since = ls, l.tm.now()
 		st.gen++
 		st.mu.Unlock()
 
@@ -167,7 +167,7 @@ func (l *live) unstick() {
 		st  *senderState
 		gen uint64
 	}
-	now := time.Now()
+	now := l.tm.now()
 	var stuck []stuckSend
 	l.smu.Lock()
 	for st := range l.senders {

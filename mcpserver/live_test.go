@@ -445,30 +445,45 @@ func TestLiveGroupsNeverMergeRules(t *testing.T) {
 // send is given up after LiveOptions.SendTimeout, it loses its
 // subscriptions, and the other subscribers go on being notified (here
 // more stuck clients than senders, with the healthy one in the same
-// batch).
+// batch). The send timeout is measured on a fake clock that the test
+// moves only while the one sender waits on a stuck client, so a healthy
+// client, however slow the machine, is never taken for a stuck one.
 func TestLiveStuckClient(t *testing.T) {
 	ctx := context.Background()
 	st := fixtureStore(t)
-	// The send timeout must not take a healthy client on a loaded machine
-	// for a stuck one: 300 ms did, and 2 s did once in CI (the whole suite
-	// and the release builds on two cores), so 10 s. The stuck clients
-	// then hold a sender 10 s each before they are dropped.
-	srv := newLiveServer(t, st, &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 2, SendTimeout: 10 * time.Second}, masterAgents)
-	block := make(chan struct{})
-	defer close(block) // lets the stuck clients read again, so that they can close
+	clock := clockwork.NewFakeClock()
+	const timeout = 10 * time.Second
+	srv, err := mcpserver.New(mcpserver.Options{Store: st, Agents: masterAgents, Clock: clock,
+		Live: &mcpserver.LiveOptions{Debounce: 50 * time.Millisecond, Senders: 1, SendTimeout: timeout}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
 	const count = "parse://Ticket/count"
-	// open connects a client over a pipe; once stall is true its reads
-	// wait for block, as a client process that stopped reading its stdout.
-	open := func(stall *atomic.Bool, handler func()) {
+	var stall atomic.Bool
+	held := make(chan *stallingWriter, 16)
+	// A stuck client's session, once given up, is closed, and that close
+	// waits for the write it holds: the writes end with the test.
+	release := make(chan struct{})
+	defer close(release)
+	// open connects a client over a pipe and subscribes it. The server
+	// side's writes to a stuck one go through a stallingWriter: once
+	// stall is set they wait, as writes to a client that stopped reading
+	// do, until the session is closed.
+	open := func(stuck bool, handler func()) {
 		sc, cc := net.Pipe()
-		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: sc})
+		var w io.WriteCloser = sc
+		if stuck {
+			w = &stallingWriter{w: sc, stall: &stall, held: held, release: release}
+		}
+		ss, err := srv.Connect(ctx, &mcp.IOTransport{Reader: sc, Writer: w})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { ss.Close() })
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
 			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { handler() },
-		}).Connect(ctx, &mcp.IOTransport{Reader: stallingReader{cc, stall, block}, Writer: cc}, nil)
+		}).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -478,50 +493,82 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 	}
 	const stuck = 5
-	var stall atomic.Bool
 	for range stuck {
-		open(&stall, func() {})
+		open(true, func() {})
 	}
 	healthy := make(chan struct{}, 16)
-	open(new(atomic.Bool), func() { healthy <- struct{}{} })
+	open(false, func() { healthy <- struct{}{} })
 	write := func(what string) {
 		t.Helper()
 		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": what}}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The waits below bound a hang; none decides the result.
+	notified := func(what string) {
+		t.Helper()
 		select {
 		case <-healthy:
-		case <-time.After(3 * time.Minute): // bounds a hang (a loaded machine took over 5 s; a stuck client holds a sender 10 s)
-			t.Fatalf("%s: the healthy client was not notified", what)
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: the healthy client was not notified (%+v)", what, srv.LiveSnapshot())
 		}
 	}
 	write("first")
-	stall.Store(true)                           // the stuck clients stop reading (each may take one more message, already being read)
-	deadline := time.Now().Add(5 * time.Minute) // bounds a hang
-	for i := 0; srv.LiveSnapshot().Sessions != 1; i++ {
-		if time.Now().After(deadline) {
-			t.Fatalf("the stuck clients still hold subscriptions: %+v", srv.LiveSnapshot())
+	notified("first")
+	stall.Store(true) // from here on every write to a stuck client waits
+	write("while stuck")
+	// The one sender works through the batch in its own order: each
+	// stuck client holds it until the clock passes the send timeout, then
+	// that client's session is closed and the rest of the batch goes on.
+	// The clock moves only while the sender waits on a stuck client.
+	for i := range stuck {
+		select {
+		case <-held:
+		case <-time.After(time.Minute):
+			t.Fatalf("the sender never waited on a stuck client (%+v)", srv.LiveSnapshot())
 		}
-		write(fmt.Sprintf("write %d while stuck", i))
+		clock.Advance(timeout + time.Second)
+		// The janitor looks at the senders at least once a second (real
+		// time); the minute bounds a hang.
+		deadline := time.Now().Add(time.Minute)
+		for srv.LiveSnapshot().Sessions != stuck-i {
+			if time.Now().After(deadline) {
+				t.Fatalf("a stuck client kept its subscriptions past the send timeout (%+v)", srv.LiveSnapshot())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	notified("while stuck")
+	if n := srv.LiveSnapshot().Sessions; n != 1 {
+		t.Fatalf("%d sessions hold subscriptions, want the healthy one", n)
 	}
 	write("after")
+	notified("after")
 }
 
-// stallingReader reads from r until stall is set, then waits for block.
-type stallingReader struct {
-	r     io.ReadCloser
-	stall *atomic.Bool
-	block chan struct{}
+// stallingWriter writes to w until stall is set, then waits for release,
+// as a write to a client that stopped reading waits; the first write
+// that waits sends s on held.
+type stallingWriter struct {
+	w       io.WriteCloser
+	stall   *atomic.Bool
+	held    chan<- *stallingWriter
+	waited  atomic.Bool
+	release <-chan struct{}
 }
 
-func (s stallingReader) Read(p []byte) (int, error) {
-	if s.stall.Load() {
-		<-s.block
+func (s *stallingWriter) Write(p []byte) (int, error) {
+	if !s.stall.Load() {
+		return s.w.Write(p)
 	}
-	return s.r.Read(p)
+	if s.waited.CompareAndSwap(false, true) {
+		s.held <- s
+	}
+	<-s.release
+	return 0, io.ErrClosedPipe
 }
 
-func (s stallingReader) Close() error { return s.r.Close() }
+func (s *stallingWriter) Close() error { return s.w.Close() }
 
 // A class's samples are read with a find and its count with a count:
 // when CLP allows counting but not finding, the count can be subscribed

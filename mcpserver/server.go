@@ -89,8 +89,9 @@ type Options struct {
 	// ApprovalTimeout bounds the wait for a person to approve a
 	// destructive change (default 300 s).
 	ApprovalTimeout time.Duration
-	// Clock measures the tools' time limits, the approval timeout and the
-	// age of a signed approval state (nil: the real clock; tests pass a
+	// Clock measures the tools' time limits, the approval timeout, the
+	// age of a signed approval state and the age of a live notification's
+	// send (LiveOptions.SendTimeout) (nil: the real clock; tests pass a
 	// fake one and advance it).
 	Clock clockwork.Clock
 	// DisableApproval runs destructive changes (delete_object,
@@ -231,7 +232,7 @@ func New(opts Options) (*Server, error) {
 			return s.live.unsubscribe(ctx, req)
 		},
 	})
-	s.live = newLive(s, opts.Live)
+	s.live = newLive(s, opts.Live, timing{opts.Clock})
 	receive, call := s.build(s.pipeline(opts))
 	s.callChain = call
 	s.mcp.AddReceivingMiddleware(receive)
