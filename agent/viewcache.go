@@ -6,6 +6,7 @@ package agent
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"reflect"
 	"slices"
 	"sync"
@@ -79,13 +80,15 @@ func (s *Scope) sharedView(raw parse.Schema, prot []string) parse.Schema {
 
 // viewKey appends to b what, with the store schema, decides raw's view
 // for this agent: the class, whether the agent holds the master key, and
-// the fields of raw the view leaves out (Scope.shows), sorted.
+// the fields of raw the view leaves out (Scope.shows), sorted. Each name
+// is preceded by its length, so no two lists of names (whatever bytes a
+// stored name holds) make one key.
 func (s *Scope) viewKey(b []byte, raw parse.Schema, prot []string) []byte {
-	b = append(b, raw.ClassName...)
+	b = appendName(b, raw.ClassName)
 	if s.principal().Master {
-		b = append(b, 0, 'm')
+		b = append(b, 'm')
 	} else {
-		b = append(b, 0, '-')
+		b = append(b, '-')
 	}
 	var arr [16]string
 	out := arr[:0]
@@ -96,10 +99,13 @@ func (s *Scope) viewKey(b []byte, raw parse.Schema, prot []string) []byte {
 	}
 	slices.Sort(out)
 	for _, name := range out {
-		b = append(b, 0)
-		b = append(b, name...)
+		b = appendName(b, name)
 	}
 	return b
+}
+
+func appendName(b []byte, name string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(name))), name...)
 }
 
 // sameMap reports whether a and b are the same map (not equal ones).
