@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -470,7 +471,7 @@ func TestLiveStuckClient(t *testing.T) {
 	// side's writes to a stuck one go through a stallingWriter: once
 	// stall is set they wait, as writes to a client that stopped reading
 	// do, until the session is closed.
-	open := func(stuck bool, handler func()) {
+	open := func(stuck bool, handler func(uri string), uris ...string) {
 		sc, cc := net.Pipe()
 		var w io.WriteCloser = sc
 		if stuck {
@@ -482,22 +483,32 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 		t.Cleanup(func() { ss.Close() })
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
-			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { handler() },
+			ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { handler(r.Params.URI) },
 		}).Connect(ctx, &mcp.IOTransport{Reader: cc, Writer: cc}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cs.Close() })
-		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: count}); err != nil {
-			t.Fatal(err)
+		for _, uri := range append([]string{count}, uris...) {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	const stuck = 5
 	for range stuck {
-		open(true, func() {})
+		open(true, func(string) {})
 	}
-	healthy := make(chan struct{}, 16)
-	open(false, func() { healthy <- struct{}{} })
+	// The healthy client is also subscribed to the projects' count, which
+	// only the last write changes.
+	const projects = "parse://Project/count"
+	healthy := make(chan string, 64)
+	open(false, func(uri string) {
+		select {
+		case healthy <- uri:
+		default: // the test looks for one URI at a time; none is lost that it waits for
+		}
+	}, projects)
 	write := func(what string) {
 		t.Helper()
 		if err := st.Create(ctx, "Ticket", []parse.Object{{"title": what}}); err != nil {
@@ -505,27 +516,36 @@ func TestLiveStuckClient(t *testing.T) {
 		}
 	}
 	// The waits below bound a hang; none decides the result.
-	notified := func(what string) {
+	notified := func(uri string) {
 		t.Helper()
-		select {
-		case <-healthy:
-		case <-time.After(time.Minute):
-			t.Fatalf("%s: the healthy client was not notified (%+v)", what, srv.LiveSnapshot())
+		deadline := time.After(time.Minute)
+		for {
+			select {
+			case got := <-healthy:
+				if got == uri {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the healthy client was not notified of %s (%+v)", uri, srv.LiveSnapshot())
+			}
 		}
 	}
 	write("first")
-	notified("first")
+	notified(count)
 	stall.Store(true) // from here on every write to a stuck client waits
-	write("while stuck")
-	// The one sender works through the batch in its own order: each
-	// stuck client holds it until the clock passes the send timeout, then
-	// that client's session is closed and the rest of the batch goes on.
-	// The clock moves only while the sender waits on a stuck client.
+	// The one sender works through each batch in its own order: a stuck
+	// client holds it until the clock passes the send timeout, then that
+	// client's session is closed and the rest of the batch goes on. The
+	// clock moves only while the sender waits on a stuck client. Each
+	// round writes a ticket first, so that a batch holding every session
+	// still subscribed is on its way whatever became of the earlier ones.
 	for i := range stuck {
+		write(fmt.Sprintf("while %d are stuck", stuck-i))
 		select {
 		case <-held:
 		case <-time.After(time.Minute):
-			t.Fatalf("the sender never waited on a stuck client (%+v)", srv.LiveSnapshot())
+			buf := make([]byte, 1<<20)
+			t.Fatalf("the sender never waited on a stuck client (%+v); goroutines:\n%s", srv.LiveSnapshot(), buf[:runtime.Stack(buf, true)])
 		}
 		clock.Advance(timeout + time.Second)
 		// The janitor looks at the senders at least once a second (real
@@ -538,12 +558,13 @@ func TestLiveStuckClient(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	notified("while stuck")
 	if n := srv.LiveSnapshot().Sessions; n != 1 {
 		t.Fatalf("%d sessions hold subscriptions, want the healthy one", n)
 	}
-	write("after")
-	notified("after")
+	if err := st.Create(ctx, "Project", []parse.Object{{"name": "after"}}); err != nil {
+		t.Fatal(err)
+	}
+	notified(projects)
 }
 
 // stallingWriter writes to w until stall is set, then waits for release,
