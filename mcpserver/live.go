@@ -47,7 +47,10 @@ type LiveOptions struct {
 	// notifications go on.
 	SendTimeout time.Duration
 	// Clock is what the debounce windows are measured on (default: the
-	// system clock; tests pass a fake one).
+	// system clock; tests pass a fake one). The send timeout is measured
+	// on Options.Clock, with the server's other time limits: a test that
+	// moves that clock past SendTimeout while a send is in flight gives
+	// up on it.
 	Clock clockwork.Clock
 }
 
