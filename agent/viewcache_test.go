@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -73,24 +74,13 @@ func TestSharedClassViews(t *testing.T) {
 		{"alice, allowlisted fields", func() *agent.Agent { return allowlisted }, func(f string) bool { return f == "title" }},
 		{"alice, Project denied", func() *agent.Agent { return noProjects }, every},
 	}
-	// version is the store's schema of Note: while it is the same map,
-	// the store has not reloaded its schemas (it does at least once a
-	// second, and each reload is a new map, so views are built again).
-	version := func() parse.Schema {
-		t.Helper()
-		sch, err := st.(store.SharedSchemas).SharedSchema(ctx, "Note")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sch
-	}
 	// Forward, backward, forward: each agent asks after each other.
 	order := append(append(slices.Clone(agents), agents...), agents...)
 	slices.Reverse(order[len(agents) : 2*len(agents)])
 	check := func(extra string) {
 		t.Helper()
 		for round := 1; ; round++ {
-			before := version()
+			before := noteVersion(t, st)
 			views := map[string][]parse.Schema{}
 			for _, c := range order {
 				s := agent.NewScope(c.a(), st)
@@ -110,7 +100,7 @@ func TestSharedClassViews(t *testing.T) {
 				}
 				views[c.name] = append(views[c.name], cls.Schema)
 			}
-			if !sameFields(before, version()) {
+			if !sameFields(before, noteVersion(t, st)) {
 				// A reload fell inside the round: views built on either
 				// side of it are rightly not shared. Ask again.
 				if round == 100 {
@@ -160,10 +150,7 @@ func TestSharedClassViewChanged(t *testing.T) {
 	}
 	alice := agent.New(agent.Readonly, agent.Identity{Mode: agent.AuthUser, UserID: fixture.Alice})
 	for round := 1; ; round++ {
-		before, err := st.(store.SharedSchemas).SharedSchema(ctx, "Note")
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := noteVersion(t, st)
 		cls, err := agent.NewScope(alice, st).Class(ctx, "Note")
 		if err != nil {
 			t.Fatal(err)
@@ -178,8 +165,7 @@ func TestSharedClassViewChanged(t *testing.T) {
 			again, _ = agent.NewScope(alice, st).Class(ctx, "Note")
 			return nil
 		}()
-		after, _ := st.(store.SharedSchemas).SharedSchema(ctx, "Note")
-		if !sameFields(before, after) {
+		if !sameFields(before, noteVersion(t, st)) {
 			// The store reloaded its schemas in between: the second call
 			// rightly built a view of its own. Ask again.
 			if round == 100 {
@@ -188,7 +174,7 @@ func TestSharedClassViewChanged(t *testing.T) {
 			continue
 		}
 		if recovered == nil {
-			t.Fatalf("the changed view was handed out again, with fields %v", slices.Sorted(mapKeys(again.Schema.Fields)))
+			t.Fatalf("the changed view was handed out again, with fields %v", slices.Sorted(maps.Keys(again.Schema.Fields)))
 		}
 		if msg := fmt.Sprint(recovered); !strings.Contains(msg, "shared class view") {
 			t.Fatalf("the second call panicked with %q", msg)
@@ -201,18 +187,20 @@ func TestSharedClassViewChanged(t *testing.T) {
 	}
 }
 
+// noteVersion is the store's shared schema of Note: while it is the same
+// map, the store has not reloaded its schemas (it does at least once a
+// second, and each reload is a new map, so views are built again).
+func noteVersion(t *testing.T, st store.Store) parse.Schema {
+	t.Helper()
+	sch, err := st.(store.SharedSchemas).SharedSchema(context.Background(), "Note")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
 // sameFields reports whether a and b are one shared view (the same
 // Fields map), not merely equal ones.
 func sameFields(a, b parse.Schema) bool {
 	return reflect.ValueOf(a.Fields).Pointer() == reflect.ValueOf(b.Fields).Pointer()
-}
-
-func mapKeys(m map[string]parse.Field) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

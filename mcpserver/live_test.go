@@ -462,7 +462,7 @@ func TestLiveStuckClient(t *testing.T) {
 	t.Cleanup(srv.Close)
 	const count = "parse://Ticket/count"
 	var stall atomic.Bool
-	held := make(chan *stallingWriter, 16)
+	held := make(chan struct{}, 16)
 	// A stuck client's session, once given up, is closed, and that close
 	// waits for the write it holds: the writes end with the test.
 	release := make(chan struct{})
@@ -470,7 +470,7 @@ func TestLiveStuckClient(t *testing.T) {
 	// open connects a client over a pipe and subscribes it. The server
 	// side's writes to a stuck one go through a stallingWriter: once
 	// stall is set they wait, as writes to a client that stopped reading
-	// do, until the session is closed.
+	// do, until the test ends.
 	open := func(stuck bool, handler func(uri string), uris ...string) {
 		sc, cc := net.Pipe()
 		var w io.WriteCloser = sc
@@ -569,11 +569,11 @@ func TestLiveStuckClient(t *testing.T) {
 
 // stallingWriter writes to w until stall is set, then waits for release,
 // as a write to a client that stopped reading waits; the first write
-// that waits sends s on held.
+// that waits signals held.
 type stallingWriter struct {
 	w       io.WriteCloser
 	stall   *atomic.Bool
-	held    chan<- *stallingWriter
+	held    chan<- struct{}
 	waited  atomic.Bool
 	release <-chan struct{}
 }
@@ -583,7 +583,7 @@ func (s *stallingWriter) Write(p []byte) (int, error) {
 		return s.w.Write(p)
 	}
 	if s.waited.CompareAndSwap(false, true) {
-		s.held <- s
+		s.held <- struct{}{}
 	}
 	<-s.release
 	return 0, io.ErrClosedPipe
