@@ -31,15 +31,16 @@ import (
 //     structured: resultcontent.go);
 //   - sendEncoded wraps the *mcp.CallToolResult in an encodedResult, whose
 //     MarshalJSON is the SDK's own encoding of the result (placeholders,
-//     every other field as the SDK writes it) with the placeholders
-//     replaced by the text, escaped once and raw once.
+//     every other field as the SDK writes it; CallToolResult.AppendJSON,
+//     go-sdk patch 16) with the placeholders replaced by the text, escaped
+//     once and raw once.
 //
 // The wire bytes are exactly what the SDK would have written. The SDK's
 // JSON-RPC layer then checks the result is valid JSON and, as
 // encodedResult appends its JSON (AppendJSON), writes the response around
-// it in the same buffer (go-sdk patches 2, 3, 5 and 12, PATCHES.md). Without sendEncoded in
-// the chain (a handler called some other way) successResult sets the text
-// and structuredContent itself.
+// it in the same buffer (go-sdk patches 2, 3, 5, 12 and 16, PATCHES.md).
+// Without sendEncoded in the chain (a handler called some other way)
+// successResult sets the text and structuredContent itself.
 
 type encodedSlotKey struct{}
 
@@ -126,7 +127,10 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil)
 // after the response's head, so the response is written in one buffer
 // instead of copied into a second one.
 func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
-	b, err := r.CallToolResult.MarshalJSON()
+	// The envelope is small (placeholders where the text goes), so it is
+	// written in a buffer on the stack.
+	var scratch [512]byte
+	b, err := r.CallToolResult.AppendJSON(scratch[:0])
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +145,6 @@ func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	j := bytes.Index(rest, quotedStructured)
 	if i < 0 && j < 0 { // nothing to fill in
-		if dst == nil {
-			return b, nil
-		}
 		return append(dst, b...), nil
 	}
 	// Room for both copies and what follows the result (the response's
