@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -122,6 +123,16 @@ type encodedResult struct {
 
 func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 
+// AppendsValidJSON is encodedResult's promise to the SDK's JSON-RPC layer
+// (go-sdk patch 17) that AppendJSON appends valid JSON text, so that the
+// layer sends it without scanning it again: the envelope is the SDK's
+// own encoding, the escaped copy is a JSON string whatever the text, and
+// the text, sent raw as structuredContent, is what the server's encoders
+// wrote (jsonenc, the stores' JSON rows, the response cap's copies),
+// valid by construction. Test binaries check the text on every call
+// (checkEncoded).
+func (*encodedResult) AppendsValidJSON() {}
+
 // AppendJSON appends to dst what MarshalJSON returns. The SDK's JSON-RPC
 // layer (go-sdk patch 12) appends a result that has this method right
 // after the response's head, so the response is written in one buffer
@@ -158,6 +169,9 @@ func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
 		out = jsonenc.AppendQuoted(out, r.text)
 	}
 	if j >= 0 {
+		if checkEncoded() && !json.Valid(r.text) {
+			panic(fmt.Sprintf("mcpserver: a tool result's JSON text, sent as structuredContent unchecked, is not valid JSON: %.200q", r.text))
+		}
 		out = append(out, rest[:j]...)
 		out = append(out, r.text...)
 		rest = rest[j+len(quotedStructured):]

@@ -120,3 +120,25 @@ func TestTextResultWithoutSlot(t *testing.T) {
 		t.Fatalf("structuredContent %s", got)
 	}
 }
+
+// The text sent raw as structuredContent is not checked by the SDK
+// (AppendsValidJSON), so test binaries check it: invalid text there is a
+// bug of the server's encoders and stops the test. As text only, escaped,
+// any text is valid.
+func TestEncodedResultInvalidTextCaught(t *testing.T) {
+	for _, inText := range []bool{true, false} {
+		slot := &encodedSlot{}
+		ctx := context.WithValue(context.Background(), encodedSlotKey{}, slot)
+		r := textResult(ctx, []byte(`{"a":`), inText, true)
+		er := &encodedResult{CallToolResult: r, text: slot.text}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("in the text block too: %v: invalid structured text appended without a panic", inText)
+				}
+			}()
+			_, _ = er.AppendJSON(nil)
+		}()
+	}
+	encodeOnce(t, `{"a":`, true, false)
+}

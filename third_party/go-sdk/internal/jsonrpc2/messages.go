@@ -142,13 +142,25 @@ type jsonAppender interface {
 	AppendJSON(b []byte) ([]byte, error)
 }
 
+// validJSONAppender is a jsonAppender that promises, by having the
+// AppendsValidJSON method, that AppendJSON appends valid JSON text with no
+// space around it whenever it returns no error: its output is sent as it
+// is, not checked again. The method is declared, never promoted by
+// chance: a type that embeds one and appends something else must not
+// have it.
+type validJSONAppender interface {
+	jsonAppender
+	AppendsValidJSON()
+}
+
 // appendedResponse is the successful response of a result that is a
 // jsonAppender (and not a nil pointer), encoded whole in one buffer: the
 // head, the result appended after it, the closing brace. For a large
 // result this spares the copy EncodeMessage would make of it (and the
 // second buffer held while it is sent). Result is the result's part of
 // that buffer, checked valid as marshalerRaw checks a Marshaler's output
-// (for an id without a head, the result alone). ok is false for any other
+// unless the result is a validJSONAppender (for an id without a head, the
+// result alone). ok is false for any other
 // result.
 func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	a, isA := result.(jsonAppender)
@@ -168,8 +180,10 @@ func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	default:
 		res = wire[len(head):]
 	}
-	trimmed, err := checkedOutput(result, res, err)
-	if err != nil {
+	var trimmed json.RawMessage
+	if _, valid := result.(validJSONAppender); valid && err == nil {
+		trimmed = res
+	} else if trimmed, err = checkedOutput(result, res, err); err != nil {
 		return &Response{ID: id}, true, err
 	}
 	if !headed || len(trimmed) != len(res) {
