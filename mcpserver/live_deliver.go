@@ -193,6 +193,10 @@ func (l *live) unstick() {
 		}
 		st.b, st.cur = sendBatch{}, nil
 		st.mu.Unlock()
+		// Released before any sender can take a batch that holds it: a
+		// sender that wrote to it would wait for the stuck write's lock
+		// until the janitor gave up on that send too.
+		l.releaseSession(ls)
 		l.smu.Lock()
 		delete(l.senders, st)
 		l.smu.Unlock()
@@ -207,7 +211,6 @@ func (l *live) unstick() {
 		}
 		l.log.Warn("live: a client has not taken a notification in time; closing its session",
 			"session", ls.sid, "timeout", l.sendTimeout)
-		l.releaseSession(ls)
 		go ls.ss.Close()
 	}
 }
