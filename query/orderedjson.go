@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,9 @@ func decodeOrderedStd(raw []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	// Only the end may follow: a token, or text that is none (an error
+	// other than io.EOF), is refused alike.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("text after the pipeline")
 	}
 	return v, nil

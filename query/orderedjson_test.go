@@ -98,3 +98,19 @@ func randomJSON(rng *rand.Rand, depth int) string {
 	}
 	return `"` + strs[rng.IntN(len(strs))] + `"`
 }
+
+// Only whitespace may follow the value: text after it, whether it reads
+// as a token or as none, is refused on both paths (the caller's pipeline
+// text is shown back as it is, so what is accepted must be JSON alone).
+func TestDecodeOrderedRefusesTrailingText(t *testing.T) {
+	for _, in := range []string{`[1]]`, `[1] x`, "[1] \"\nx", `[1]}`, `[1][2]`, `[1] 2`, `{"a":1}}`, `[1]"`, `[1],`} {
+		if v, err := decodeOrdered([]byte(in)); err == nil || err.Error() != "text after the pipeline" {
+			t.Errorf("%q: %v, %v; want the text after the pipeline refused", in, v, err)
+		}
+	}
+	for _, in := range []string{"[1] ", "[1]\n\t", " [1]\r\n"} {
+		if _, err := decodeOrdered([]byte(in)); err != nil {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

@@ -52,6 +52,14 @@ func TestAggregateDryRun(t *testing.T) {
 		t.Fatalf("%v", out)
 	}
 	e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": true, "pipeline": []any{map[string]any{"$match": map[string]any{"nope": 1}}}}, fieldDenied, `"nope" is not a field of Ticket`)
+	// A pipeline given as text is shown as that text: text after the
+	// array is refused, never shown (it would make the result invalid
+	// JSON, or with a raw newline break a stdio client's framing).
+	for _, text := range []string{`[{"$match":{}}]]`, `[{"$match":{}}] x`, "[{\"$match\":{}}] \"\nx", `[{"$match":{}}]}`, `[{"$match":{}}][]`} {
+		for _, dry := range []bool{true, false} {
+			e.refused("aggregate", map[string]any{"class_name": "Ticket", "dry_run": dry, "pipeline": text}, tools.CodeInvalidQuery, "text after the pipeline")
+		}
+	}
 }
 
 // A pipeline of the most stages a pipeline may have, without a $limit,

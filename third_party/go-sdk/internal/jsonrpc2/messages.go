@@ -145,9 +145,9 @@ type jsonAppender interface {
 // validJSONAppender is a jsonAppender that promises, by having the
 // AppendsValidJSON method, that AppendJSON appends valid JSON text with no
 // space around it whenever it returns no error: its output is sent as it
-// is, not checked again. The method is declared, never promoted by
-// chance: a type that embeds one and appends something else must not
-// have it.
+// is, not checked again. A type that embeds one inherits the promise
+// with the method: a type that embeds one and appends other JSON must not
+// embed it that way.
 type validJSONAppender interface {
 	jsonAppender
 	AppendsValidJSON()
