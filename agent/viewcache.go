@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
+	"github.com/parsemcp/parsemcp/internal/selfcheck"
 	"github.com/parsemcp/parsemcp/parse"
 )
 
@@ -43,7 +44,7 @@ type sharedView struct {
 	from map[string]parse.Field
 	view parse.Schema
 	// sum is the view's encoding when it was built, kept in test
-	// binaries only (checkViews): every hit checks it (checkUnchanged).
+	// binaries only (selfcheck.On): every hit checks it (checkUnchanged).
 	sum [sha256.Size]byte
 }
 
@@ -60,13 +61,13 @@ func (s *Scope) sharedView(raw parse.Schema, prot []string) parse.Schema {
 	e := views.m[string(key)]
 	views.mu.RUnlock()
 	if e != nil && sameMap(e.from, raw.Fields) {
-		if checkViews() {
+		if selfcheck.On() {
 			e.checkUnchanged()
 		}
 		return e.view
 	}
 	e = &sharedView{from: raw.Fields, view: s.view(raw, prot)}
-	if checkViews() {
+	if selfcheck.On() {
 		e.sum = viewSum(e.view)
 	}
 	views.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parsemcp/parsemcp/internal/jsonenc"
+	"github.com/parsemcp/parsemcp/internal/selfcheck"
 )
 
 // A tool's result travels as JSON text inside a text content block, and,
@@ -36,10 +37,11 @@ import (
 //     go-sdk patch 16) with the placeholders replaced by the text, escaped
 //     once and raw once.
 //
-// The wire bytes are exactly what the SDK would have written. The SDK's
-// JSON-RPC layer then checks the result is valid JSON and, as
-// encodedResult appends its JSON (AppendJSON), writes the response around
-// it in the same buffer (go-sdk patches 2, 3, 5, 12 and 16, PATCHES.md).
+// The wire bytes are exactly what the SDK would have written. As
+// encodedResult appends its JSON (AppendJSON) and promises it is valid
+// (AppendsValidJSON), the SDK's JSON-RPC layer writes the response around
+// it in the same buffer without scanning it again (go-sdk patches 2, 3,
+// 12, 16 and 17, PATCHES.md).
 // Without sendEncoded in the chain (a handler called some other way)
 // successResult sets the text and structuredContent itself.
 
@@ -130,7 +132,7 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil)
 // the text, sent raw as structuredContent, is what the server's encoders
 // wrote (jsonenc, the stores' JSON rows, the response cap's copies),
 // valid by construction. Test binaries check the text on every call
-// (checkEncoded).
+// (selfcheck.On).
 func (*encodedResult) AppendsValidJSON() {}
 
 // AppendJSON appends to dst what MarshalJSON returns. The SDK's JSON-RPC
@@ -169,7 +171,7 @@ func (r *encodedResult) AppendJSON(dst []byte) ([]byte, error) {
 		out = jsonenc.AppendQuoted(out, r.text)
 	}
 	if j >= 0 {
-		if checkEncoded() && !json.Valid(r.text) {
+		if selfcheck.On() && !json.Valid(r.text) {
 			panic(fmt.Sprintf("mcpserver: a tool result's JSON text, sent as structuredContent unchecked, is not valid JSON: %.200q", r.text))
 		}
 		out = append(out, rest[:j]...)

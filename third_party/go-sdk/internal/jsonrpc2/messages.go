@@ -160,8 +160,7 @@ type validJSONAppender interface {
 // second buffer held while it is sent). Result is the result's part of
 // that buffer, checked valid as marshalerRaw checks a Marshaler's output
 // unless the result is a validJSONAppender (for an id without a head, the
-// result alone). ok is false for any other
-// result.
+// result alone). ok is false for any other result.
 func appendedResponse(id ID, result any) (resp *Response, ok bool, err error) {
 	a, isA := result.(jsonAppender)
 	if !isA || isNilPointer(result) {
